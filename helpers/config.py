@@ -1,0 +1,80 @@
+"""The course's one switch (the profile), its folders and its seeds.
+
+Set COURSE_PROFILE to `smoke` (CI: a few batches), `sample` (default: the embedded
+sample, real training) or `full` (the full public datasets, the sources' epochs).
+Notebooks ask `settings(name)` for sizes and epochs instead of branching on the profile.
+"""
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+PROFILES = ("smoke", "sample", "full")
+
+
+def profile():
+    """The active profile, read from COURSE_PROFILE (default `sample`)."""
+    name = os.environ.get("COURSE_PROFILE", "sample").strip().lower()
+    if name not in PROFILES:
+        raise ValueError(
+            f"COURSE_PROFILE={name!r} is not a profile; use one of {', '.join(PROFILES)}."
+        )
+    return name
+
+
+def _find_root():
+    """The course folder: COURSE_ROOT, else the folder above this package."""
+    if os.environ.get("COURSE_ROOT"):
+        return Path(os.environ["COURSE_ROOT"]).resolve()
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here, Path.cwd(), *Path.cwd().parents):
+        if (candidate / "data" / "README.md").exists() and (candidate / "notebooks").is_dir():
+            return candidate
+    return here
+
+
+ROOT = _find_root()
+DATA_DIR = ROOT / "data"
+RESULTS_DIR = ROOT / "results"
+BUILD_DIR = ROOT / "build"
+CACHE_DIR = Path(os.environ.get("COURSE_CACHE", Path.home() / ".cache" / "dl-course"))
+SEED = 42
+
+# What each notebook trains on, per profile. One table, so the profiles stay comparable.
+# Keys: train/val = examples per split (None = all there are), epochs, batch.
+SETTINGS = {
+    "mnist": {
+        "smoke": dict(train=256, val=256, epochs=1, batch=64),
+        "sample": dict(train=8000, val=2000, epochs=5, batch=64),
+        "full": dict(train=None, val=None, epochs=10, batch=64),
+    },
+    "cats_dogs": {
+        "smoke": dict(train=64, val=64, epochs=1, batch=32),
+        "sample": dict(train=None, val=None, epochs=15, batch=32),
+        "full": dict(train=None, val=None, epochs=25, batch=32),
+    },
+    "matmul": {
+        "smoke": dict(sizes=(256, 512), repeats=2, copy_mb=64),
+        "sample": dict(sizes=(512, 1024, 2048, 4096), repeats=5, copy_mb=512),
+        "full": dict(sizes=(512, 1024, 2048, 4096, 8192), repeats=10, copy_mb=2048),
+    },
+}
+
+
+def settings(name):
+    """Sizes and epochs for `name` under the active profile, as attributes."""
+    if name not in SETTINGS:
+        raise KeyError(f"No settings named {name!r}; known: {', '.join(sorted(SETTINGS))}.")
+    return SimpleNamespace(name=name, profile=profile(), **SETTINGS[name][profile()])
+
+
+def set_seed(seed=SEED, deterministic=False):
+    """Seed Python, NumPy and the backend; optionally make TensorFlow ops deterministic."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    if deterministic:
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()
+    return seed

@@ -1,0 +1,370 @@
+"""The course's datasets: the embedded sample in data/, and the full public sets.
+
+`profile() == "full"` downloads the public dataset once into the cache (checksum
+pinned); without a network it falls back to the sample with a one-line notice.
+Loaders return tf.data pipelines: decode once, cache, parallel map, prefetch.
+"""
+
+import gzip
+import hashlib
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import config
+from .images import check_images
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One published file: where it is, its sha256, and whether it is an archive."""
+
+    url: str
+    sha256: str
+    extract: bool = False
+
+
+# Checksums are the ones the projects themselves publish (TensorFlow Datasets' url_checksums,
+# Keras' dataset loaders) or, for Tiny Shakespeare, the file in ../shared/data.
+DATASETS = {
+    "cats_dogs": dict(
+        sample="cats_dogs",
+        layout="PetImages/Cat, PetImages/Dog: 12,500 JPEGs each, some corrupt; no split",
+        remotes=[Remote("https://download.microsoft.com/download/3/E/1/3E1C3F21-ECDB-4869-"
+                        "8368-6DEBA77B919F/kagglecatsanddogs_3367a.zip",
+                        "f9553e426bd725354ed3a27e3c6920caadb55c835d1ebd880d2e56d3f1fbb22b", True)],
+    ),
+    "mnist": dict(
+        sample="mnist",
+        layout="idx files: 60,000 training and 10,000 test digits",
+        remotes=[Remote(f"https://storage.googleapis.com/cvdf-datasets/mnist/{name}", sha)
+                 for name, sha in [
+                     ("train-images-idx3-ubyte.gz",
+                      "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
+                     ("train-labels-idx1-ubyte.gz",
+                      "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
+                     ("t10k-images-idx3-ubyte.gz",
+                      "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
+                     ("t10k-labels-idx1-ubyte.gz",
+                      "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6")]],
+    ),
+    "imdb": dict(
+        sample="imdb",
+        layout="aclImdb/{train,test}/{pos,neg}/*.txt: 25,000 reviews per split",
+        remotes=[Remote("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+                        "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe", True)],
+    ),
+    "cifar10": dict(
+        sample="cifar10",
+        layout="cifar-10-batches-bin/*.bin: 1 label byte + 3072 pixel bytes per image",
+        remotes=[Remote("https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
+                        "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd", True)],
+    ),
+    "tinyshakespeare": dict(
+        sample="tinyshakespeare",
+        layout="input.txt: 1,115,394 characters (the sample is the whole file)",
+        remotes=[Remote("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/"
+                        "tinyshakespeare/input.txt",
+                        "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed")],
+    ),
+}
+
+# Files of the sample that code pins: a changed file is an error, not a surprise.
+PINNED = {
+    "pretrained/mobilenet_2_5_224_tf_no_top.h5":
+        "dbdb03ee2a22fd895301636cd328b234bb3a9952358f436d82f46b81e0d5b0bf",
+    "tinyshakespeare/input.txt":
+        "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+}
+
+
+def _dataset(name):
+    if name not in DATASETS:
+        raise KeyError(f"Unknown dataset {name!r}; choose one of {', '.join(sorted(DATASETS))}.")
+    return DATASETS[name]
+
+
+def sha256(path):
+    """The sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sample_path(relative):
+    """A file or folder of the embedded sample; pinned files are checked."""
+    path = config.DATA_DIR / relative
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; rebuild the sample with "
+                                "`python tools/build_sample.py`.")
+    expected = PINNED.get(Path(relative).as_posix())
+    if expected and sha256(path) != expected:
+        raise ValueError(f"{path} does not match its pinned sha256 {expected}; "
+                         "rebuild the sample with `python tools/build_sample.py`.")
+    return path
+
+
+def download(remote, cache_dir=None):
+    """Fetch one Remote into the cache (once), checking its sha256; returns the local path.
+
+    A wrong checksum deletes the file and raises; Keras removes a partial download.
+    """
+    import keras
+
+    cache_dir = Path(cache_dir or config.CACHE_DIR)
+    fname = remote.url.rsplit("/", 1)[-1]
+    target = cache_dir / "datasets" / fname
+    try:
+        path = keras.utils.get_file(fname, remote.url, file_hash=remote.sha256,
+                                    cache_dir=str(cache_dir), cache_subdir="datasets",
+                                    extract=remote.extract)
+    except ValueError as e:
+        target.unlink(missing_ok=True)
+        raise ValueError(f"Download of {remote.url} is corrupt (sha256 differs from "
+                         f"{remote.sha256}); the file was deleted, try again.") from e
+    return Path(path)
+
+
+def source(name):
+    """Where dataset `name` comes from under the active profile: ('sample'|'full', path)."""
+    info = _dataset(name)
+    if config.profile() == "full":
+        try:
+            paths = [download(r) for r in info["remotes"]]
+            return "full", paths[0] if len(paths) == 1 else paths[0].parent
+        except Exception as e:  # no network, proxy, server down: keep the course running
+            print(f"Notice: could not download the full {name} dataset ({str(e)[:120]}); "
+                  "using the embedded sample instead.")
+    return "sample", sample_path(info["sample"])
+
+
+# --- images from class folders --------------------------------------------------------
+
+
+def class_folders(root):
+    """The class sub-folders of an image folder, sorted; a clear error if there are none."""
+    root = Path(root)
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if len(classes) < 2:
+        raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
+                         f"found {classes or 'none'}.")
+    return classes
+
+
+def labelled_files(root, limit=None, seed=config.SEED):
+    """(paths, labels, class_names) of the usable images in class folders; reports the rest."""
+    classes = class_folders(root)
+    paths, labels, skipped = [], [], 0
+    for label, name in enumerate(classes):
+        report = check_images(Path(root) / name)
+        for path, why in report.bad:
+            print(f"Skipped {path}: {why}")
+        skipped += len(report.bad)
+        if not report.good:
+            raise ValueError(f"Class folder {Path(root) / name} has no usable images.")
+        paths += [str(p) for p in report.good]
+        labels += [label] * len(report.good)
+    order = list(range(len(paths)))
+    random.Random(seed).shuffle(order)
+    order = order[:limit] if limit else order
+    print(f"{root}: {len(order)} images in {len(classes)} classes "
+          f"({', '.join(classes)}), {skipped} skipped")
+    return [paths[i] for i in order], [labels[i] for i in order], classes
+
+
+def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED):
+    """tf.data: decode and resize in parallel once, cache, (shuffle), batch, prefetch."""
+    import tensorflow as tf
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
+    size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
+
+    def load(path, label):
+        image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
+        image = tf.image.resize(image, size)  # float32, values 0..255
+        return image, label
+
+    ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
+    ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
+    if shuffle:
+        ds = ds.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
+    return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def split_files(paths, labels, validation_fraction=0.2):
+    """Split already shuffled (paths, labels) into train and validation parts."""
+    n_val = int(round(len(paths) * validation_fraction))
+    return (paths[n_val:], labels[n_val:]), (paths[:n_val], labels[:n_val])
+
+
+def cats_dogs(split="train", image_size=64, batch_size=None, limit=None):
+    """Cats vs dogs as a tf.data pipeline of (image 0..255 float32, label 0=cat 1=dog)."""
+    if split not in ("train", "validation"):
+        raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
+    s = config.settings("cats_dogs")
+    batch_size = batch_size or s.batch
+    limit = limit or (s.train if split == "train" else s.val)
+    kind, root = source("cats_dogs")
+    if kind == "sample":
+        paths, labels, classes = labelled_files(root / split, limit)
+    else:
+        paths, labels, classes = labelled_files(root / "PetImages")
+        train, val = split_files(paths, labels)
+        paths, labels = (train if split == "train" else val)
+        paths, labels = paths[:limit] if limit else paths, labels[:limit] if limit else labels
+    ds = image_pipeline(paths, labels, image_size, batch_size, shuffle=(split == "train"))
+    ds.class_names, ds.num_examples = classes, len(paths)
+    return ds
+
+
+def read_cifar_bin(paths):
+    """Images (N, 32, 32, 3 uint8) and labels from CIFAR-10's binary batch files."""
+    raw = np.concatenate([np.fromfile(p, dtype=np.uint8) for p in paths])
+    if raw.size % 3073:
+        raise ValueError(f"{paths} are not CIFAR-10 binary batches (size {raw.size}).")
+    rows = raw.reshape(-1, 3073)
+    return rows[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), rows[:, 0].astype("int32")
+
+
+def cifar10(split="train", batch_size=128, limit=None):
+    """CIFAR-10 as tf.data of (image 32x32x3 float32 0..255, label 0..9).
+
+    The sample holds 200 test pictures per class, split 80/20 by the course seed.
+    """
+    import tensorflow as tf
+
+    if split not in ("train", "validation"):
+        raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
+    kind, root = source("cifar10")
+    if kind == "sample":
+        paths, labels, classes = labelled_files(root)
+        train, val = split_files(paths, labels)
+        paths, labels = train if split == "train" else val
+        ds = image_pipeline(paths[:limit], labels[:limit], 32, batch_size, split == "train")
+        ds.class_names = classes
+        return ds
+    folder = root / "cifar-10-batches-bin"
+    files = (sorted(folder.glob("data_batch_*.bin")) if split == "train"
+             else [folder / "test_batch.bin"])
+    x, y = read_cifar_bin(files)
+    names = (folder / "batches.meta.txt").read_text().split()
+    ds = tf.data.Dataset.from_tensor_slices((x[:limit].astype("float32"), y[:limit]))
+    ds = ds.shuffle(10000, seed=config.SEED) if split == "train" else ds
+    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    ds.class_names = names
+    return ds
+
+
+# --- MNIST -------------------------------------------------------------------------------
+
+
+def read_idx(path):
+    """A NumPy array from an idx file (gzip or plain), as MNIST publishes them."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 0x08:
+        raise ValueError(f"{path} is not an idx file of unsigned bytes.")
+    ndim = data[3]
+    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    array = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    if array.size != int(np.prod(shape)):
+        raise ValueError(f"{path} is truncated: expected {shape}, got {array.size} values.")
+    return array.reshape(shape)
+
+
+def mnist_arrays(split="train"):
+    """MNIST as NumPy arrays (images uint8 28x28, labels), honouring the profile's sizes.
+
+    The sample has only the 10,000 test digits: they are split 80/20 by the course seed.
+    """
+    if split not in ("train", "validation"):
+        raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
+    s = config.settings("mnist")
+    kind, folder = source("mnist")
+    if kind == "full":
+        prefix = "train" if split == "train" else "t10k"
+        x = read_idx(folder / f"{prefix}-images-idx3-ubyte.gz")
+        y = read_idx(folder / f"{prefix}-labels-idx1-ubyte.gz")
+    else:
+        x = read_idx(folder / "t10k-images-idx3-ubyte.gz")
+        y = read_idx(folder / "t10k-labels-idx1-ubyte.gz")
+        order = np.random.default_rng(config.SEED).permutation(len(x))
+        n_val = len(x) // 5
+        order = order[n_val:] if split == "train" else order[:n_val]
+        x, y = x[order], y[order]
+    limit = s.train if split == "train" else s.val
+    return x[:limit], y[:limit]
+
+
+def mnist(split="train", batch_size=None, one_hot=False):
+    """MNIST as a tf.data pipeline of (image float32 28x28x1 in 0..1, label)."""
+    import tensorflow as tf
+
+    x, y = mnist_arrays(split)
+    x = (x.astype("float32") / 255.0)[..., None]
+    y = np.eye(10, dtype="float32")[y] if one_hot else y.astype("int32")
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
+    if split == "train":
+        ds = ds.shuffle(len(x), seed=config.SEED)
+    return ds.batch(batch_size or config.settings("mnist").batch).prefetch(tf.data.AUTOTUNE)
+
+
+# --- text ----------------------------------------------------------------------------------
+
+
+def read_text(path):
+    """A text file as str; a clear error for empty files or bytes that are not UTF-8."""
+    data = Path(path).read_bytes()
+    if not data.strip():
+        raise ValueError(f"{path} is empty: a text model needs some text to learn from.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not UTF-8 (byte {e.start}: {data[e.start:e.start + 1]!r}); "
+                         "re-save it as UTF-8.") from e
+
+
+def shakespeare():
+    """Tiny Shakespeare as one string (the sample holds the whole file)."""
+    kind, path = source("tinyshakespeare")
+    return read_text(path if kind == "full" else path / "input.txt")
+
+
+def imdb(split="train", batch_size=32):
+    """IMDB reviews as tf.data of (text, label 0=neg 1=pos), via Keras' folder loader."""
+    import keras
+
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}.")
+    kind, root = source("imdb")
+    folder = root / ("aclImdb" if kind == "full" else "") / split
+    return keras.utils.text_dataset_from_directory(
+        folder, class_names=["neg", "pos"], batch_size=batch_size,
+        shuffle=(split == "train"), seed=config.SEED)
+
+
+def pretrained_weights(name="mobilenet_0.25"):
+    """Path of the embedded ImageNet weights (sha256 checked)."""
+    files = {"mobilenet_0.25": "pretrained/mobilenet_2_5_224_tf_no_top.h5"}
+    if name not in files:
+        raise KeyError(f"No embedded weights {name!r}; available: {', '.join(files)}.")
+    return sample_path(files[name])
+
+
+def sample_pictures():
+    """The out-of-dataset pictures (cat, bird, parrot, sunflower, Grace Hopper), sorted."""
+    folder = sample_path("sample_images")
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".png"))
+
+
+def cache_is_writable():
+    """Whether the download cache folder can be written (Colab, read-only homes)."""
+    config.CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    return os.access(config.CACHE_DIR, os.W_OK)

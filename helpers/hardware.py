@@ -1,0 +1,154 @@
+"""What this machine has: CPU, SIMD, memory, GPUs, Colab, and library versions."""
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+import psutil
+
+SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
+              "amx_bf16", "amx_tile", "neon", "asimd")
+
+
+def in_colab():
+    """True inside Google Colab."""
+    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
+
+
+def cpu_info():
+    """CPU model, physical/logical cores and the SIMD extensions that matter for training."""
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model in ("", platform.machine()):
+                    model = value.strip()
+                elif key.strip() in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    return {
+        "model": model,
+        "physical_cores": psutil.cpu_count(logical=False),
+        "logical_cores": psutil.cpu_count(logical=True),
+        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "simd": [f for f in SIMD_FLAGS if f in flags],
+        "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
+    }
+
+
+def nvidia_smi_gpus():
+    """GPUs as nvidia-smi reports them (name, memory, driver, utilisation); [] without one."""
+    if not shutil.which("nvidia-smi"):
+        return []
+    fields = "name,memory.total,memory.used,driver_version,utilization.gpu"
+    try:
+        command = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]
+        out = subprocess.run(command, capture_output=True, text=True, timeout=10,
+                             check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    gpus = []
+    for line in out.strip().splitlines():
+        name, total, used, driver, util = [v.strip() for v in line.split(",")]
+        gpus.append({"name": name, "memory_total_mb": float(total), "memory_used_mb": float(used),
+                     "driver": driver, "utilization_pct": float(util)})
+    return gpus
+
+
+def gpus():
+    """GPUs through GPUtil when it works, else nvidia-smi directly; [] without one."""
+    try:
+        import GPUtil
+
+        found = GPUtil.getGPUs()
+        return [{"name": g.name, "memory_total_mb": g.memoryTotal, "memory_used_mb": g.memoryUsed,
+                 "driver": g.driver, "utilization_pct": g.load * 100} for g in found]
+    except Exception:  # GPUtil needs nvidia-smi and distutils; fall back quietly
+        return nvidia_smi_gpus()
+
+
+def tensorflow_devices():
+    """The devices TensorFlow sees, with compute capability for GPUs."""
+    import tensorflow as tf
+
+    devices = []
+    for d in tf.config.list_physical_devices():
+        entry = {"name": d.name, "type": d.device_type}
+        if d.device_type == "GPU":
+            details = tf.config.experimental.get_device_details(d)
+            entry["gpu_name"] = details.get("device_name")
+            entry["compute_capability"] = details.get("compute_capability")
+        devices.append(entry)
+    return devices
+
+
+def mixed_precision_support(cpu=None, tf_devices=None):
+    """Which reduced-precision formats have hardware support here."""
+    cpu = cpu or cpu_info()
+    tf_devices = tf_devices if tf_devices is not None else tensorflow_devices()
+    caps = [d.get("compute_capability") for d in tf_devices if d["type"] == "GPU"]
+    return {
+        "gpu_float16_tensor_cores": any(c and c >= (7, 0) for c in caps),
+        "gpu_bfloat16": any(c and c >= (8, 0) for c in caps),
+        "cpu_bfloat16": any(f in cpu["simd"] for f in ("avx512_bf16", "amx_bf16")),
+    }
+
+
+def versions():
+    """Versions of Python and the libraries the course depends on."""
+    found = {"python": platform.python_version()}
+    for module in ("tensorflow", "keras", "numpy", "matplotlib", "PIL", "jax", "torch"):
+        try:
+            found[module] = __import__(module).__version__
+        except Exception:
+            continue
+    return found
+
+
+def describe():
+    """Everything above as one dict (the record that benchmarks store)."""
+    import keras
+
+    cpu = cpu_info()
+    tf_devices = tensorflow_devices() if keras.backend.backend() == "tensorflow" else []
+    return {
+        "cpu": cpu,
+        "gpus": gpus(),
+        "tensorflow_devices": tf_devices,
+        "mixed_precision": mixed_precision_support(cpu, tf_devices),
+        "colab": in_colab(),
+        "platform": platform.platform(),
+        "keras_backend": keras.backend.backend(),
+        "versions": versions(),
+    }
+
+
+def table(info=None):
+    """A readable table of `describe()`."""
+    info = info or describe()
+    cpu = info["cpu"]
+    rows = [
+        ("CPU", cpu["model"]),
+        ("Cores", f"{cpu['physical_cores']} physical, {cpu['logical_cores']} logical, "
+                  f"{cpu['usable_cores']} usable by this process"),
+        ("SIMD", ", ".join(cpu["simd"]) or "none detected"),
+        ("Memory", f"{cpu['memory_gb']} GB"),
+    ]
+    for i, g in enumerate(info["gpus"]):
+        rows.append((f"GPU {i}", f"{g['name']}, {g['memory_total_mb'] / 1024:.0f} GiB, "
+                                 f"driver {g['driver']}"))
+    if not info["gpus"]:
+        rows.append(("GPU", "none found"))
+    seen = [d["name"] for d in info["tensorflow_devices"]]
+    rows.append(("Devices TensorFlow uses", ", ".join(seen) or "(not the TensorFlow backend)"))
+    mp = info["mixed_precision"]
+    supported = ", ".join(k for k, v in mp.items() if v)
+    rows.append(("Mixed precision", supported or "no hardware support"))
+    rows.append(("Colab", "yes" if info["colab"] else "no"))
+    rows.append(("Versions", ", ".join(f"{k} {v}" for k, v in info["versions"].items())))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)

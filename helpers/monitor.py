@@ -1,0 +1,77 @@
+"""Sample CPU and GPU utilisation in the background while a cell runs.
+
+    with monitor.Utilization() as usage:
+        model.fit(..., callbacks=[usage.epoch_marker()])
+    plots.utilization(usage)
+"""
+
+import threading
+import time
+
+import keras
+import psutil
+
+from .hardware import nvidia_smi_gpus
+
+
+class Utilization:
+    """Context manager: samples CPU %, memory and every GPU's load and memory."""
+
+    def __init__(self, interval=0.5, gpus=None):
+        if interval <= 0:
+            raise ValueError(f"interval must be positive, got {interval}.")
+        self.interval = interval
+        self.samples, self.marks = [], []
+        self._with_gpus = gpus if gpus is not None else bool(nvidia_smi_gpus())
+        self._stop = threading.Event()
+
+    def _sample(self):
+        entry = {"t": time.perf_counter() - self.start,
+                 "cpu_pct": psutil.cpu_percent(interval=None),
+                 "memory_pct": psutil.virtual_memory().percent}
+        if self._with_gpus:
+            for i, g in enumerate(nvidia_smi_gpus()):
+                entry[f"gpu{i}_pct"] = g["utilization_pct"]
+                entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]
+        self.samples.append(entry)
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        psutil.cpu_percent(interval=None)  # the first reading only sets a reference
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        self.duration = time.perf_counter() - self.start
+        return False
+
+    def mark(self, label):
+        """Record a labelled moment (an epoch boundary, a phase change)."""
+        self.marks.append((time.perf_counter() - self.start, label))
+
+    def epoch_marker(self):
+        """A Keras callback that marks the end of every epoch on this timeline."""
+        monitor = self
+
+        class _Marker(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                monitor.mark(f"epoch {epoch + 1}")
+
+        return _Marker()
+
+    def series(self, key):
+        """(times, values) of one sampled quantity, e.g. 'cpu_pct' or 'gpu0_pct'."""
+        rows = [s for s in self.samples if key in s]
+        return [s["t"] for s in rows], [s[key] for s in rows]
+
+    def mean(self, key):
+        values = self.series(key)[1]
+        return sum(values) / len(values) if values else float("nan")

@@ -1,0 +1,108 @@
+"""The course's figures: training curves, utilisation timelines, bars, image grids."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+def history(history, metrics=("loss", "accuracy"), title=None):
+    """Training and validation curves from a Keras History (or its .history dict)."""
+    logs = getattr(history, "history", history)
+    shown = [m for m in metrics if m in logs]
+    fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.5), squeeze=False)
+    for ax, metric in zip(axes[0], shown):
+        epochs = np.arange(1, len(logs[metric]) + 1)
+        ax.plot(epochs, logs[metric], "o-", label="training")
+        if f"val_{metric}" in logs:
+            ax.plot(epochs, logs[f"val_{metric}"], "s--", label="validation")
+        ax.set(xlabel="epoch", ylabel=metric)
+        ax.legend()
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def utilization(monitor, title="Utilisation while training"):
+    """CPU (and GPU) utilisation over time from a monitor.Utilization, with its marks."""
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    keys = ["cpu_pct"] + sorted(k for k in monitor.samples[0] if k.endswith("_pct")
+                                and k.startswith("gpu")) if monitor.samples else []
+    for key in keys:
+        t, v = monitor.series(key)
+        ax.plot(t, v, label=key.replace("_pct", "").upper() + " %")
+    for t, label in monitor.marks:
+        ax.axvline(t, color="grey", lw=0.8, ls=":")
+        ax.text(t, 101, label, rotation=90, fontsize=7, va="bottom", ha="right")
+    ax.set(xlabel="seconds", ylabel="utilisation %", ylim=(0, 100), title=title)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def bars(values, ylabel, title=None, reference=None, reference_label=None, log=False):
+    """A bar chart of {label: value}, optionally with a horizontal reference line."""
+    fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(values)), 3.5))
+    labels = list(values)
+    ax.bar(labels, [values[k] for k in labels], color="tab:blue")
+    for i, k in enumerate(labels):
+        ax.text(i, values[k], f"{values[k]:,.0f}", ha="center", va="bottom", fontsize=8)
+    if reference:
+        ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
+        ax.legend()
+    ax.set(ylabel=ylabel, title=title)
+    if log:
+        ax.set_yscale("log")
+    ax.tick_params(axis="x", rotation=30)
+    fig.tight_layout()
+    return fig
+
+
+def lines(series, xlabel, ylabel, title=None, reference=None, reference_label=None):
+    """Several lines from {label: (xs, ys)}, e.g. GFLOP/s against matrix size per device."""
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for label, (xs, ys) in series.items():
+        ax.plot(xs, ys, "o-", label=label)
+    if reference:
+        ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def images(images, titles=None, columns=8, size=1.6, cmap=None):
+    """A grid of images (arrays 0..255 or 0..1) with optional titles."""
+    images = [np.asarray(im) for im in images]
+    rows = int(np.ceil(len(images) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size * 1.15),
+                             squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for i, (ax, im) in enumerate(zip(axes.flat, images)):
+        im = im.squeeze()
+        if im.dtype != np.uint8 and im.max() > 1.0:
+            im = im.clip(0, 255).astype("uint8")
+        ax.imshow(im, cmap=cmap or ("gray" if im.ndim == 2 else None))
+        if titles is not None:
+            ax.set_title(titles[i], fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def confusion_matrix(labels, predictions, class_names):
+    """A confusion matrix with counts, rows = true class, columns = predicted class."""
+    n = len(class_names)
+    counts = np.zeros((n, n), dtype=int)
+    np.add.at(counts, (np.asarray(labels), np.asarray(predictions)), 1)
+    fig, ax = plt.subplots(figsize=(0.55 * n + 2, 0.55 * n + 1.5))
+    ax.imshow(counts, cmap="Blues")
+    for i in range(n):
+        for j in range(n):
+            ax.text(j, i, counts[i, j], ha="center", va="center", fontsize=7,
+                    color="white" if counts[i, j] > counts.max() / 2 else "black")
+    ax.set(xticks=range(n), yticks=range(n), xticklabels=class_names, yticklabels=class_names,
+           xlabel="predicted", ylabel="true")
+    fig.tight_layout()
+    return fig, counts

@@ -1,0 +1,86 @@
+"""Run every notebook in one profile and write the executed copies to build/.
+
+    python tools/run_course.py                  # profile `sample`, all notebooks
+    python tools/run_course.py --profile smoke 00 03
+
+Writes build/<name>.ipynb and build/<name>.html, prints each notebook's wall time, and
+records the times in build/run.json; build/index.html links everything.
+"""
+
+import argparse
+import html
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"
+
+
+def notebooks(selected=()):
+    """The course notebooks in teaching order, optionally only those whose name starts so."""
+    found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return [p for p in found if not selected or any(p.name.startswith(s) for s in selected)]
+
+
+def execute(path, profile, timeout=3600, nb=None):
+    """Execute a notebook in `profile` (in notebooks/, as a learner would); returns it.
+
+    Pass `nb` to keep the partly executed notebook when a cell fails.
+    """
+    os.environ["COURSE_PROFILE"] = profile
+    nb = nb if nb is not None else nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    return nb
+
+
+def write_index(runs):
+    rows = "\n".join(
+        f"<tr><td><a href='{html.escape(r['name'])}.html'>{html.escape(r['name'])}</a></td>"
+        f"<td>{r['profile']}</td><td>{r['seconds']:.0f} s</td><td>{r['status']}</td></tr>"
+        for r in runs)
+    (BUILD / "index.html").write_text(
+        "<!doctype html><meta charset='utf-8'><title>Course build</title>"
+        "<h1>Deep learning and GPUs: executed notebooks</h1>"
+        f"<table border='1' cellpadding='4'><tr><th>notebook</th><th>profile</th>"
+        f"<th>run time</th><th>status</th></tr>{rows}</table>")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
+    parser.add_argument("only", nargs="*", help="notebook number prefixes, e.g. 00 05")
+    args = parser.parse_args()
+    BUILD.mkdir(exist_ok=True)
+    runs, failed = [], 0
+    for path in notebooks(args.only):
+        start, status = time.perf_counter(), "ok"
+        nb = nbformat.read(path, as_version=4)
+        try:
+            execute(path, args.profile, nb=nb)
+        except Exception as e:  # keep going: one broken notebook should not hide the others
+            status, failed = "failed", failed + 1
+            print(f"{path.name}: FAILED\n{str(e)[-2000:]}", file=sys.stderr)
+        seconds = time.perf_counter() - start
+        nbformat.write(nb, BUILD / path.name)
+        body, _ = HTMLExporter().from_notebook_node(nb)
+        (BUILD / f"{path.stem}.html").write_text(body)
+        runs.append({"name": path.stem, "profile": args.profile, "seconds": seconds,
+                     "status": status})
+        print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}", flush=True)
+    (BUILD / "run.json").write_text(json.dumps(runs, indent=1))
+    write_index(runs)
+    print(f"total {sum(r['seconds'] for r in runs):.0f} s; open build/index.html")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
