@@ -49,7 +49,8 @@ def bars(values, ylabel, title=None, reference=None, reference_label=None, log=F
         ax.text(i, values[k], f"{values[k]:,.0f}", ha="center", va="bottom", fontsize=8)
     if reference:
         ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
-        ax.legend()
+        if reference_label:
+            ax.legend()
     ax.set(ylabel=ylabel, title=title)
     if log:
         ax.set_yscale("log")

@@ -59,7 +59,8 @@ def _spread(values):
 def time_steps(model, dataset, steps, batch_size):
     """Train `steps` steps on `dataset` and return the median images/s (first step excluded)."""
     timer = Throughput(batch_size)
-    model.fit(dataset.repeat(), steps_per_epoch=steps, epochs=1, verbose=0, callbacks=[timer])
+    model.fit(dataset.repeat(), steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False,
+              callbacks=[timer])
     return timer.images_per_second
 
 

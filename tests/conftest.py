@@ -4,6 +4,7 @@ os.environ.setdefault("COURSE_PROFILE", "smoke")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import helpers  # noqa: F401  (quiet TensorFlow import before anything else loads it)
+
 import numpy as np
 import pytest
 from PIL import Image

@@ -1,6 +1,6 @@
-import pytest
-
 from helpers import config
+
+import pytest
 
 
 def test_default_profile_is_sample(monkeypatch):

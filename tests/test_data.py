@@ -6,11 +6,11 @@ import sys
 import threading
 from pathlib import Path
 
+from helpers import config, data
+
 import numpy as np
 import pytest
 from conftest import write_jpeg
-
-from helpers import config, data
 
 SHARED = config.ROOT.parent / "shared" / "data"
 

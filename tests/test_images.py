@@ -1,11 +1,11 @@
 import os
 
+from helpers import images
+
 import numpy as np
 import pytest
 from conftest import write_jpeg
 from PIL import Image
-
-from helpers import images
 
 
 @pytest.fixture

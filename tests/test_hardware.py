@@ -1,0 +1,63 @@
+from helpers import hardware, peak
+
+
+def test_describe_reports_this_machine():
+    info = hardware.describe()
+    assert info["cpu"]["logical_cores"] >= 1 and info["cpu"]["memory_gb"] > 0
+    assert any(d["type"] == "CPU" for d in info["tensorflow_devices"])
+    assert info["keras_backend"] == "tensorflow"
+    assert info["versions"]["keras"].startswith("3.")
+    assert info["colab"] is False
+
+
+def test_table_is_readable():
+    text = hardware.table()
+    for row in ("CPU", "Cores", "SIMD", "Memory", "GPU", "Versions"):
+        assert any(line.startswith(row) for line in text.splitlines()), row
+
+
+def test_mixed_precision_support_from_compute_capability():
+    cpu = {"simd": ["avx2"]}
+    volta = [{"type": "GPU", "compute_capability": (7, 0)}]
+    ampere = [{"type": "GPU", "compute_capability": (8, 0)}]
+    assert hardware.mixed_precision_support(cpu, volta) == {
+        "gpu_float16_tensor_cores": True, "gpu_bfloat16": False, "cpu_bfloat16": False}
+    assert hardware.mixed_precision_support(cpu, ampere)["gpu_bfloat16"] is True
+    assert hardware.mixed_precision_support({"simd": ["avx512_bf16"]}, [])["cpu_bfloat16"]
+
+
+def test_no_gpu_gives_empty_lists(monkeypatch):
+    monkeypatch.setattr(hardware.shutil, "which", lambda name: None)
+    assert hardware.nvidia_smi_gpus() == []
+
+
+def test_nvidia_smi_output_is_parsed(monkeypatch):
+    class Done:
+        stdout = "NVIDIA H200, 143771, 512, 570.86.15, 37\n"
+
+    monkeypatch.setattr(hardware.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(hardware.subprocess, "run", lambda *a, **k: Done())
+    gpu = hardware.nvidia_smi_gpus()[0]
+    assert gpu["name"] == "NVIDIA H200" and gpu["memory_total_mb"] == 143771
+    assert gpu["driver"] == "570.86.15" and gpu["utilization_pct"] == 37
+
+
+def test_matmul_and_bandwidth_are_measured():
+    assert peak.devices()[0] == "cpu:0"
+    flops = peak.matmul_flops(256, repeats=2)
+    assert 1e8 < flops < 1e14  # a CPU does between 0.1 GFLOP/s and 100 TFLOP/s
+    assert 1e8 < peak.copy_bandwidth(16, repeats=2) < 1e13
+
+
+def test_survey_covers_every_device_and_size():
+    result = peak.survey((64, 128), repeats=1)
+    assert "cpu:0 float32" in result
+    for sizes, gflops in result.values():
+        assert sizes == [64, 128] and all(g > 0 for g in gflops)
+
+
+def test_published_peaks():
+    assert peak.published_peak("NVIDIA H200") == 67e12
+    assert peak.published_peak("NVIDIA H200", "bfloat16") == 989e12
+    assert peak.published_peak("Tesla T4", "bfloat16") is None
+    assert peak.published_peak(None) is None

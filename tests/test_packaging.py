@@ -1,0 +1,52 @@
+"""The install files agree with each other, and the README's commands exist."""
+
+import re
+
+from helpers import config
+
+import tomllib
+
+ROOT = config.ROOT
+
+
+def requirements():
+    lines = (ROOT / "requirements.txt").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def test_every_requirement_is_pinned():
+    for line in requirements():
+        assert re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[0-9][0-9A-Za-z.\-]*", line), line
+
+
+def test_course_stack_is_pinned():
+    names = {line.split("==")[0].lower() for line in requirements()}
+    for needed in ("tensorflow", "keras", "jupyterlab", "matplotlib", "pillow", "numpy",
+                   "nbval", "gputil", "psutil", "pytest", "ruff"):
+        assert needed in names, needed
+
+
+def test_environment_yml_installs_requirements_txt():
+    text = (ROOT / "environment.yml").read_text()
+    pip_section = text.split("- pip:")[1]
+    lines = [line.strip() for line in pip_section.splitlines()]
+    entries = [line[2:] for line in lines if line.startswith("- ")]
+    assert entries == ["-r requirements.txt", "-e ."]
+    python = re.search(r"- python=(\d+\.\d+)", text).group(1)
+    floor = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert floor.startswith(">=") and tuple(map(int, python.split("."))) >= tuple(
+        map(int, floor[2:].split(".")))
+
+
+def test_helpers_is_an_installable_package():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["tool"]["setuptools"]["packages"] == ["helpers"]
+
+
+def test_readme_quick_start_commands_exist_in_the_makefile():
+    readme = (ROOT / "README.md").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("course", "test", "lab"):
+        assert f"make {target}" in readme
+        assert re.search(rf"^{target}:", makefile, re.M), target
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
