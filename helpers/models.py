@@ -19,26 +19,64 @@ def mnist_cnn():
     ], name="mnist_cnn")
 
 
-def cats_dogs_original(image_size=64):
-    """The tutorial's cat/dog net: two Conv(32)+pool pairs, Dense 128, sigmoid output.
+def cats_dogs_original(image_size=64, augment=False):
+    """The tutorial's cat/dog net (ladder step 0): two Conv(32)+pool pairs, Dense 128, sigmoid.
 
-    Input is 0..255 pixels: the 1/255 rescaling is the model's first layer, so no
-    prediction code can forget it.
+    Input is 0..255 pixels: the 1/255 rescaling is a layer of the model, so no prediction
+    code can forget it.
     """
+    return cats_dogs_net("0", image_size=image_size, augment=augment)
+
+
+def augmentation(seed=None):
+    """The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True)
+    as Keras 3 layers; they change images only while training."""
     return keras.Sequential([
-        keras.Input((image_size, image_size, 3)),
-        layers.Rescaling(1 / 255),
-        layers.Conv2D(32, 3, activation="relu"),
-        layers.MaxPooling2D(2),
-        layers.Conv2D(32, 3, activation="relu"),
-        layers.MaxPooling2D(2),
-        layers.Flatten(),
-        layers.Dense(128, activation="relu"),
-        layers.Dense(1, activation="sigmoid"),
-    ], name="cats_dogs_original")
+        layers.RandomShear(x_factor=0.2, y_factor=0.2, seed=seed),
+        layers.RandomZoom(0.2, seed=seed),
+        layers.RandomFlip("horizontal", seed=seed),
+    ], name="augmentation")
 
 
-MODELS = {"mnist_cnn": mnist_cnn, "cats_dogs_original": cats_dogs_original}
+# The improvement ladder of source 000, each step on top of the previous one.
+LADDER = {
+    "0": dict(image_size=64, filters=(32, 32), dropout=0.0, augment=True),
+    "1": dict(image_size=64, filters=(32, 32, 64), dropout=0.0, augment=True),
+    "2": dict(image_size=64, filters=(32, 32, 64), dropout=0.5, augment=True),
+    "2b": dict(image_size=64, filters=(32, 32, 64), dropout=0.5, augment=False),
+    "3": dict(image_size=128, filters=(64, 64, 64, 64), dropout=0.5, augment=True),
+}
+
+
+def cats_dogs_net(step="0", seed=None, **changes):
+    """One step of the cat/dog ladder (see LADDER); keyword arguments override a step's settings.
+
+    0: the original net · 1: + Conv(64)+pool · 2: + Dropout(0.5) before the output ·
+    2b: step 2 without shear/zoom/flip · 3: 128 px, one more conv+pool pair, 64 filters each.
+    Input is 0..255 pixels; rescaling (and augmentation, when on) are part of the model.
+    """
+    if str(step) not in LADDER:
+        raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
+    cfg = {**LADDER[str(step)], **changes}
+    size = cfg["image_size"]
+    model = keras.Sequential(name=f"cats_dogs_step_{step}")
+    model.add(keras.Input((size, size, 3)))
+    if cfg["augment"]:
+        model.add(augmentation(seed))
+    model.add(layers.Rescaling(1 / 255))
+    for filters in cfg["filters"]:
+        model.add(layers.Conv2D(filters, 3, activation="relu"))
+        model.add(layers.MaxPooling2D(2))
+    model.add(layers.Flatten())
+    model.add(layers.Dense(128, activation="relu"))
+    if cfg["dropout"]:
+        model.add(layers.Dropout(cfg["dropout"], seed=seed))
+    model.add(layers.Dense(1, activation="sigmoid"))
+    return model
+
+
+MODELS = {"mnist_cnn": mnist_cnn, "cats_dogs_original": cats_dogs_original,
+          "cats_dogs_net": cats_dogs_net}
 
 
 def build(name, **kwargs):
