@@ -1,0 +1,72 @@
+"""Run a training the way the course does every time: timed, resumable, and explained when it fails.
+
+    history, timer = training.fit(model, train_ds, val_ds, epochs=5, name="mnist_cnn")
+"""
+
+import shutil
+
+import keras
+
+from . import config
+from .timing import Throughput
+
+
+def backup_dir(name):
+    """Where the resumable state of training `name` is kept (under build/)."""
+    return config.BUILD_DIR / "backup" / name
+
+
+def enable_gpu_memory_growth():
+    """Let TensorFlow take GPU memory as needed instead of all of it at start."""
+    if keras.backend.backend() != "tensorflow":
+        return []
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        try:
+            tf.config.experimental.set_memory_growth(gpu, True)
+        except RuntimeError:  # already initialised: the setting can no longer change
+            pass
+    return gpus
+
+
+def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, callbacks=(),
+        resume=True, verbose="auto"):
+    """`model.fit` plus a Throughput timer and, with a `name`, BackupAndRestore.
+
+    A training killed mid-way resumes from its last finished epoch when run again with the
+    same name; the backup is removed once it completes. Returns (history, timer).
+    """
+    batch_size = batch_size or _batch_size(train)
+    timer = Throughput(batch_size)
+    extra = [timer, *callbacks]
+    if name and resume:
+        extra.append(keras.callbacks.BackupAndRestore(str(backup_dir(name)),
+                                                      delete_checkpoint=True))
+    try:
+        # our loaders shuffle already; shuffle=False also avoids Keras' tf.data warning
+        history = model.fit(train, validation_data=validation, epochs=epochs, callbacks=extra,
+                            shuffle=False, verbose=verbose)
+    except Exception as e:
+        if "ResourceExhausted" in type(e).__name__ or "out of memory" in str(e).lower():
+            raise MemoryError(
+                f"Out of memory while training with batch size {batch_size}. "
+                f"Try batch size {max(1, batch_size // 2)} (or a smaller image size).") from e
+        raise
+    return history, timer
+
+
+def _batch_size(dataset):
+    """The batch size of a batched tf.data dataset (from its first element's spec)."""
+    spec = getattr(dataset, "element_spec", None)
+    first = spec[0] if isinstance(spec, tuple) else spec
+    size = getattr(first, "shape", [None])[0] if first is not None else None
+    if size is None:  # unknown static size: look at one batch
+        size = int(keras.ops.shape(next(iter(dataset))[0])[0])
+    return int(size)
+
+
+def clear_backup(name):
+    """Forget a half-finished training so the next run starts from epoch 1."""
+    shutil.rmtree(backup_dir(name), ignore_errors=True)
