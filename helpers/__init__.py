@@ -22,7 +22,8 @@ def _import_tensorflow_quietly():
             os.dup2(devnull.fileno(), 2)
             import tensorflow as tf
 
-            tf.config.list_physical_devices()  # CUDA probing happens here, also silenced
+            for gpu in tf.config.list_physical_devices("GPU"):  # CUDA probing: silenced too
+                tf.config.experimental.set_memory_growth(gpu, True)  # take memory as needed
     finally:
         os.dup2(saved, 2)
         os.close(saved)

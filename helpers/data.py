@@ -8,9 +8,16 @@ Loaders return tf.data pipelines: decode once, cache, parallel map, prefetch.
 import gzip
 import hashlib
 import os
+import posixpath
 import random
+import re
+import shutil
+import stat
+import tarfile
+import time
+import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -109,25 +116,90 @@ def sample_path(relative):
     return path
 
 
-def download(remote, cache_dir=None):
-    """Fetch one Remote into the cache (once), checking its sha256; returns the local path.
+def download(remote, cache_dir=None, retries=3, wait=2.0):
+    """Fetch one Remote into the cache once, checking its sha256; returns the local path.
 
-    A wrong checksum deletes the file and raises; Keras removes a partial download.
+    A failed or corrupt transfer is deleted and retried `retries` times; archives are
+    extracted safely (see `safe_extract`). A second call uses the cache, no network.
     """
     import keras
 
     cache_dir = Path(cache_dir or config.CACHE_DIR)
     fname = remote.url.rsplit("/", 1)[-1]
     target = cache_dir / "datasets" / fname
+    for attempt in range(1, retries + 1):
+        try:
+            path = Path(keras.utils.get_file(fname, remote.url, file_hash=remote.sha256,
+                                             cache_dir=str(cache_dir), cache_subdir="datasets"))
+            break
+        except Exception as e:  # Keras deletes a partial file; we delete a corrupt one
+            target.unlink(missing_ok=True)
+            corrupt = isinstance(e, ValueError)
+            if attempt == retries:
+                if corrupt:
+                    raise ValueError(f"Download of {remote.url} is corrupt (sha256 differs from "
+                                     f"{remote.sha256}); the file was deleted, try again.") from e
+                raise ConnectionError(f"Could not download {remote.url} after {retries} tries "
+                                      f"({e}).") from e
+            print(f"Download of {fname} failed ({str(e)[:100]}); retry {attempt}/{retries - 1}")
+            time.sleep(wait * attempt)
+    if remote.extract:
+        return safe_extract(path, path.with_name(fname.split(".")[0]))
+    return path
+
+
+def _refuse(archive, name, why):
+    raise ValueError(f"{archive} contains an unsafe entry {name!r} ({why}); nothing was "
+                     "extracted. Delete the archive and download it again from its source.")
+
+
+def _check_entry(archive, name, link_target=None):
+    """Refuse absolute paths, '..' and links that point outside the extraction folder."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
+        _refuse(archive, name, "absolute path or '..'")
+    if link_target is not None:
+        target = PurePosixPath(link_target)
+        resolved = posixpath.normpath(str(path.parent / target))
+        if target.is_absolute() or resolved.startswith(".."):
+            _refuse(archive, name, f"link to {link_target!r} outside the folder")
+
+
+def safe_extract(archive, dest):
+    """Extract a zip or tar archive into `dest`, refusing unsafe entries; returns `dest`.
+
+    Extraction goes to a temporary sibling folder first and is renamed into place at the
+    end, so an interrupted or refused extraction leaves no half folder behind.
+    """
+    archive, dest = Path(archive), Path(dest)
+    if dest.exists():
+        return dest
+    partial = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
     try:
-        path = keras.utils.get_file(fname, remote.url, file_hash=remote.sha256,
-                                    cache_dir=str(cache_dir), cache_subdir="datasets",
-                                    extract=remote.extract)
-    except ValueError as e:
-        target.unlink(missing_ok=True)
-        raise ValueError(f"Download of {remote.url} is corrupt (sha256 differs from "
-                         f"{remote.sha256}); the file was deleted, try again.") from e
-    return Path(path)
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as z:
+                for info in z.infolist():
+                    _check_entry(archive, info.filename)
+                    if stat.S_ISLNK(info.external_attr >> 16):
+                        _refuse(archive, info.filename, "symbolic link")
+                z.extractall(partial)
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as t:
+                for m in t.getmembers():
+                    link = m.linkname if m.issym() else None
+                    _check_entry(archive, m.name, link)
+                    if m.islnk():
+                        _check_entry(archive, m.linkname)
+                t.extractall(partial, filter="data")
+        else:
+            raise ValueError(f"{archive} is neither a zip nor a tar archive.")
+        partial.rename(dest)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return dest
 
 
 def source(name):

@@ -48,6 +48,14 @@ LADDER = {
 }
 
 
+def min_image_size(pairs):
+    """Smallest input side that survives `pairs` of Conv2D(3x3, valid) + MaxPool(2)."""
+    size = 1
+    for _ in range(pairs):
+        size = 2 * size + 2
+    return size
+
+
 def cats_dogs_net(step="0", seed=None, **changes):
     """One step of the cat/dog ladder (see LADDER); keyword arguments override a step's settings.
 
@@ -59,6 +67,10 @@ def cats_dogs_net(step="0", seed=None, **changes):
         raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
     cfg = {**LADDER[str(step)], **changes}
     size = cfg["image_size"]
+    smallest = min_image_size(len(cfg["filters"]))
+    if size < smallest:
+        raise ValueError(f"image_size={size} is too small for ladder step {step}: its "
+                         f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px.")
     model = keras.Sequential(name=f"cats_dogs_step_{step}")
     model.add(keras.Input((size, size, 3)))
     if cfg["augment"]:

@@ -3,7 +3,9 @@
     history, timer = training.fit(model, train_ds, val_ds, epochs=5, name="mnist_cnn")
 """
 
+import os
 import shutil
+from pathlib import Path
 
 import keras
 
@@ -42,8 +44,11 @@ def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, cal
     timer = Throughput(batch_size)
     extra = [timer, *callbacks]
     if name and resume:
+        # double_checkpoint keeps the previous epoch's files: a backup cut off mid-write
+        # (a killed kernel) is replaced by the one before it instead of failing the resume.
         extra.append(keras.callbacks.BackupAndRestore(str(backup_dir(name)),
-                                                      delete_checkpoint=True))
+                                                      delete_checkpoint=True,
+                                                      double_checkpoint=True))
     try:
         # our loaders shuffle already; shuffle=False also avoids Keras' tf.data warning
         history = model.fit(train, validation_data=validation, epochs=epochs, callbacks=extra,
@@ -55,6 +60,16 @@ def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, cal
                 f"Try batch size {max(1, batch_size // 2)} (or a smaller image size).") from e
         raise
     return history, timer
+
+
+def save_model(model, path):
+    """Save a .keras file atomically: write a temporary file, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.stem + ".partial.keras")
+    model.save(partial)
+    os.replace(partial, path)
+    return path
 
 
 def _batch_size(dataset):

@@ -36,3 +36,40 @@ def write_jpeg(path, size=(48, 40), seed=0, mode="RGB"):
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(array).convert(mode).save(path, "JPEG", quality=90)
     return path
+
+
+# --- nothing may be written into the course folder outside build/ and results/ --------------
+
+ALLOWED_WRITES = ("build/", "results/")
+
+
+def _git_status():
+    import subprocess
+
+    from helpers import config
+
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                             cwd=config.ROOT, capture_output=True, text=True, timeout=30)
+    except OSError:
+        return None
+    if out.returncode:
+        return None
+    return {line[3:] for line in out.stdout.splitlines()}
+
+
+def pytest_sessionstart(session):
+    session.config._status_before = _git_status()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = getattr(session.config, "_status_before", None)
+    after = _git_status()
+    if before is None or after is None:
+        return
+    stray = sorted(p for p in after - before if not p.startswith(ALLOWED_WRITES))
+    if stray:
+        print("\nFiles written outside build/ and results/ during the tests:")
+        for path in stray:
+            print("  ", path)
+        session.exitstatus = 1
