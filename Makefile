@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test test-slow lab sample clean
+.PHONY: course test test-slow lab sample clean audit
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ test-slow: $(VENV)/.installed
 
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/
+
+# Dependency audit: needs the vulnerability databases (PyPI's JSON API or OSV) to be reachable.
+audit: $(VENV)/.installed
+	$(PY) -m pip install --quiet pip-audit==2.10.1
+	$(VENV)/bin/pip-audit -r requirements.txt
 
 sample: $(VENV)/.installed
 	$(PY) tools/build_sample.py
