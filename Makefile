@@ -2,12 +2,13 @@
 #   make course    run every notebook on the embedded sample, executed copies + HTML in build/
 #   make test      the whole test suite (helpers, notebooks under nbval in `smoke`, lint)
 #   make lab       open JupyterLab on notebooks/
+#   make slides    export every notebook to an offline reveal.js deck in build/slides/
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test test-slow lab sample clean audit
+.PHONY: course test test-slow lab sample clean audit slides
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,11 +16,21 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt -e .
 	touch $@
 
-course: $(VENV)/.installed
+# reveal.js, require.js, jQuery and MathJax for the offline decks, pinned in package-lock.json.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+course: $(VENV)/.installed node_modules/.installed
 	$(PY) tools/run_course.py --profile $(PROFILE)
+	$(PY) tools/export_slides.py --profile $(PROFILE)
+
+# Decks from the last `make course` run in build/; notebooks not run there are executed now.
+slides: $(VENV)/.installed node_modules/.installed
+	$(PY) tools/export_slides.py --profile $(PROFILE)
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-test: $(VENV)/.installed
+test: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check helpers tests tools notebooks
 	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax -p no:cacheprovider tests notebooks; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc

@@ -1,38 +1,151 @@
-"""Rules every course notebook keeps (nbval runs them; these check their stored form)."""
+"""Rules every course notebook keeps (nbval runs them; these check their stored form).
 
+`problems(nb, name)` lists every rule a notebook breaks (CONTRIBUTING.md explains each);
+the last tests show that it catches a deliberately broken copy of notebook 00.
+"""
+
+import copy
 import json
+import re
+import sys
 
 from helpers import config
 
 import pytest
 
+sys.path.insert(0, str(config.ROOT / "tools"))
+import colab  # noqa: E402
+
 NOTEBOOKS = sorted((config.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MARK = "# NBVAL_CHECK_OUTPUT"
+MAX_LINES = 15  # lines per code cell, blank lines and comments included
+HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
+ENDING = ("## Summary", "## Exercises", "## Questionnaire")
+# Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
+MACHINE_PATH = re.compile(
+    r"(?<![\w./:-])(?:/(?:home|Users|root|tmp|work|content|mnt)/|[A-Za-z]:\\)")
 
 
-def code_cells(path):
-    nb = json.loads(path.read_text())
-    return nb, [c for c in nb["cells"] if c["cell_type"] == "code"]
+def text(cell):
+    source = cell["source"]
+    return "".join(source) if isinstance(source, list) else source
+
+
+def output_text(output):
+    parts = [output.get("text", "")] + list(output.get("data", {}).values())
+    return "".join("".join(p) if isinstance(p, list) else str(p) for p in parts)
+
+
+def numbered_items(markdown):
+    return len(re.findall(r"^\d+\. ", markdown, re.M))
+
+
+def problems(nb, name):
+    """Every rule notebook `nb` (parsed JSON, file name `name`) breaks, one line each."""
+    found = []
+    cells = nb["cells"]
+    tags = [c.get("metadata", {}).get("tags", []) for c in cells]
+    if nb["metadata"].get("kernelspec", {}).get("name") != "python3":
+        found.append("kernel: not python3")
+    if not cells or "colab-badge" not in tags[0] or text(cells[0]) != colab.badge(name):
+        found.append("colab: first cell is not the badge for this notebook (tools/colab.py)")
+    content = [c for c, t in zip(cells, tags) if not {"colab-badge", "colab-setup"} & set(t)]
+    header = text(content[0]) if content else ""
+    if not header.startswith(f"# {name[:2]} · ") or not all(h in header for h in HEADER):
+        found.append(f"header: needs '# {name[:2]} · Title' and {', '.join(HEADER)}")
+    if "smoke" not in header or "sample" not in header:
+        found.append("header: Time must give the smoke and sample times")
+    code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"]
+    if not code or "colab-setup" not in tags[code[0]] or text(cells[code[0]]) != colab.setup_code():
+        found.append("colab: first code cell is not the Colab setup cell (tools/colab.py)")
+    for i in code:
+        cell, source = cells[i], text(cells[i])
+        before = cells[i - 1] if i else {"cell_type": "code"}
+        lead_in = text(before).strip() if before["cell_type"] == "markdown" else ""
+        if not lead_in:
+            found.append(f"lead-in: code cell {i} has no markdown sentence before it")
+        if re.search(r"\bfit\(", source) and "expect" not in lead_in.lower():
+            found.append(f"lead-in: training cell {i} does not say what to expect")
+        if len(source.rstrip().splitlines()) > MAX_LINES:
+            found.append(f"length: code cell {i} has more than {MAX_LINES} lines")
+        if any(o["output_type"] == "error" for o in cell["outputs"]):
+            found.append(f"outputs: code cell {i} stores an error")
+        if MARK not in source and cell["outputs"]:
+            found.append(f"outputs: code cell {i} stores outputs but is not {MARK}")
+        if MARK in source and not cell["outputs"]:
+            found.append(f"outputs: checked cell {i} has no stored output")
+    if sum(MARK in text(cells[i]) for i in code) < 3:
+        found.append(f"outputs: fewer than three {MARK} cells")
+    for i, cell in enumerate(cells):
+        stored = "".join(output_text(o) for o in cell.get("outputs", []))
+        if MACHINE_PATH.search(text(cell) + stored):
+            found.append(f"paths: cell {i} has a machine-specific path")
+        if "slide_type" not in cell.get("metadata", {}).get("slideshow", {}):
+            found.append(f"slides: cell {i} has no slide type (tools/slide_types.py)")
+    ending = [text(c) for c in cells[(code[-1] if code else 0) + 1:]]
+    heads = [next((j for j, t in enumerate(ending) if t.startswith(h)), -1) for h in ENDING]
+    if -1 in heads or heads != sorted(heads):
+        found.append(f"ending: after the last code cell, cells starting {', '.join(ENDING)}")
+    else:
+        exercises, questions = ending[heads[1]], ending[heads[2]]
+        if "<details>" not in exercises or numbered_items(exercises.split("<details>")[0]) < 3:
+            found.append("ending: 3+ numbered exercises, solutions in <details>")
+        if numbered_items(questions) < 3:
+            found.append("ending: 3+ numbered questions in the questionnaire")
+    return found
+
+
+def numbering_problems(names):
+    """Notebook file names must be NN_lower_case.ipynb, numbered 00, 01, ... without gaps."""
+    found = [f"name: {n}" for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)]
+    numbers = [int(n[:2]) for n in names]
+    if not numbers or numbers != list(range(len(numbers))):
+        found.append(f"numbering: {numbers} has gaps or repeats")
+    return found
 
 
 def test_notebooks_are_numbered_without_gaps():
-    numbers = [int(p.name[:2]) for p in NOTEBOOKS]
-    assert numbers and numbers == list(range(len(numbers)))
+    assert numbering_problems([p.name for p in NOTEBOOKS]) == []
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_at_least_three_checked_cells(path):
-    _, cells = code_cells(path)
-    checked = [c for c in cells if MARK in "".join(c["source"])]
-    assert len(checked) >= 3
-    assert all(c["outputs"] for c in checked), "a checked cell has no stored output"
+def test_notebook_keeps_every_rule(path):
+    assert problems(json.loads(path.read_text()), path.name) == []
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_outputs_only_on_checked_cells_and_no_errors(path):
-    nb, cells = code_cells(path)
-    assert nb["metadata"]["kernelspec"]["name"] == "python3"
-    for cell in cells:
-        if MARK not in "".join(cell["source"]):
-            assert not cell["outputs"], "".join(cell["source"])[:80]
-        assert not any(o["output_type"] == "error" for o in cell["outputs"])
+def lead_in_of_first_check(nb):
+    i = next(i for i, c in enumerate(nb["cells"]) if MARK in text(c))
+    return nb["cells"][i - 1]
+
+
+BREAKAGES = {
+    "kernel": lambda nb: nb["metadata"]["kernelspec"].update(name="ir"),
+    "colab: first cell": lambda nb: nb["cells"].pop(0),
+    "colab: first code": lambda nb: nb["cells"][3].update(source="print('hi')"),
+    "header: needs": lambda nb: nb["cells"][1].update(source="# 00 · Setup\n\nHello"),
+    "lead-in": lambda nb: lead_in_of_first_check(nb).update(cell_type="code", outputs=[],
+                                                            execution_count=None),
+    "length": lambda nb: nb["cells"][-4].update(source="x = 1\n" * (MAX_LINES + 1)),
+    "outputs: code cell": lambda nb: nb["cells"][3].update(outputs=[
+        {"output_type": "error", "ename": "E", "evalue": "", "traceback": []}]),
+    "paths": lambda nb: nb["cells"][-4].update(source="open('/home/ana/cats/1.jpg')"),
+    "slides": lambda nb: nb["cells"][5]["metadata"].pop("slideshow"),
+    "ending": lambda nb: nb["cells"].pop(),
+    "outputs: fewer": lambda nb: [c.update(source=text(c).replace(MARK, "# checked"), outputs=[])
+                                  for c in nb["cells"] if MARK in text(c)],
+}
+
+
+@pytest.mark.parametrize("rule", BREAKAGES)
+def test_lint_catches_a_broken_copy(rule):
+    path = NOTEBOOKS[0]
+    nb = json.loads(path.read_text())
+    assert problems(nb, path.name) == []
+    broken = copy.deepcopy(nb)
+    BREAKAGES[rule](broken)
+    assert any(p.startswith(rule) for p in problems(broken, path.name)), rule
+
+
+def test_numbering_catches_a_gap_and_a_bad_name():
+    assert numbering_problems(["00_a.ipynb", "02_b.ipynb"])
+    assert numbering_problems(["00_a.ipynb", "01_Cats Dogs.ipynb"])

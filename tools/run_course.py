@@ -42,15 +42,22 @@ def execute(path, profile, timeout=3600, nb=None):
     return nb
 
 
+def deck_link(name):
+    """A link to the notebook's slide deck (tools/export_slides.py), if one was exported."""
+    deck = f"slides/{name}.slides.html"
+    return f"<a href='{html.escape(deck)}'>slides</a>" if (BUILD / deck).exists() else "-"
+
+
 def write_index(runs):
     rows = "\n".join(
         f"<tr><td><a href='{html.escape(r['name'])}.html'>{html.escape(r['name'])}</a></td>"
+        f"<td>{deck_link(r['name'])}</td>"
         f"<td>{r['profile']}</td><td>{r['seconds']:.0f} s</td><td>{r['status']}</td></tr>"
         for r in runs)
     (BUILD / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>Course build</title>"
         "<h1>Deep learning and GPUs: executed notebooks</h1>"
-        f"<table border='1' cellpadding='4'><tr><th>notebook</th><th>profile</th>"
+        f"<table border='1' cellpadding='4'><tr><th>notebook</th><th>deck</th><th>profile</th>"
         f"<th>run time</th><th>status</th></tr>{rows}</table>")
 
 

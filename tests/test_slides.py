@@ -1,0 +1,135 @@
+"""The slide decks, opened offline in a real browser (Debian's chromium with chromedriver).
+
+Each notebook is exported as `make slides` does (reusing its last run in build/, else
+executed in `smoke`), then checked: slide and fragment counts match the metadata, the
+keyboard reaches the last slide, every figure is on screen and not blank, and nothing was
+fetched from the web.
+"""
+
+import io
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+from helpers import config
+
+import nbformat
+import pytest
+from PIL import Image, ImageStat
+
+sys.path.insert(0, str(config.ROOT / "tools"))
+import export_slides  # noqa: E402
+import run_course  # noqa: E402
+
+NOTEBOOKS = run_course.notebooks()
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+# CI installs the browser (.ci/run): there a missing browser fails the tests, never skips them.
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
+                                reason="needs chromium and chromedriver (apt-get install)")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=1280,900"]
+GET_REVEAL = """const done = arguments[0];
+require(['reveal.js/dist/reveal.js'], R => {
+  window.Reveal = R;
+  R.isReady() ? done(true) : R.on('ready', () => done(true));
+});"""
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("slides")
+    backend = os.environ.pop("MPLBACKEND", None)  # conftest's Agg would keep figures out
+    try:
+        assert export_slides.main(["--profile", "smoke", "--out", str(out)]) == 0
+    finally:
+        if backend:
+            os.environ["MPLBACKEND"] = backend
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM or "/usr/bin/chromium"
+    for flag in [*FLAGS, f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-')}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options,
+                              service=Service(CHROMEDRIVER or "/usr/bin/chromedriver"))
+    driver.set_script_timeout(30)
+    yield driver
+    driver.quit()
+
+
+def open_deck(browser, decks, path):
+    browser.get((decks / f"{path.stem}.slides.html").as_uri())
+    assert browser.execute_async_script(GET_REVEAL), "reveal.js did not start"
+    return nbformat.read(path, as_version=4)
+
+
+def count(nb, slide_type):
+    return export_slides.slide_types(nb).count(slide_type)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_deck_matches_its_metadata_and_loads_nothing_from_the_web(decks, browser, path):
+    nb = open_deck(browser, decks, path)
+    assert browser.execute_script("return Reveal.getTotalSlides()") == \
+        export_slides.expected_slides(nb)
+    assert browser.execute_script("return document.querySelectorAll('.fragment').length") == \
+        count(nb, "fragment")
+    assert browser.execute_script("return document.querySelectorAll('aside.notes').length") == \
+        count(nb, "notes")
+    html = (decks / f"{path.stem}.slides.html").read_text()
+    assert not re.findall(r"<(?:script|link)[^>]+(?:src|href)=\"(?:https?:)?//", html)
+    assert browser.execute_script("return typeof MathJax.Hub") == "object"
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_space_bar_walks_every_step_to_the_questionnaire(decks, browser, path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    nb = open_deck(browser, decks, path)
+    steps = export_slides.expected_slides(nb) - 1 + count(nb, "fragment")
+    body = browser.find_element(By.TAG_NAME, "body")
+    for _ in range(steps - 1):
+        body.send_keys(Keys.SPACE)
+    assert not browser.execute_script("return Reveal.isLastSlide()"), "ends too early"
+    body.send_keys(Keys.SPACE)
+    assert browser.execute_script("return Reveal.isLastSlide()")
+    text = browser.execute_script("return Reveal.getCurrentSlide().innerText")
+    assert "questionnaire" in text.lower()
+    body.send_keys(Keys.HOME)
+    assert browser.execute_script("return Reveal.getIndices().h") == 0
+    body.send_keys(Keys.END)
+    assert browser.execute_script("return Reveal.isLastSlide()")
+
+
+def not_blank(png):
+    """A figure, not an empty or single-colour box: varied pixels, many of them not white."""
+    image = Image.open(io.BytesIO(png)).convert("L")
+    dark = sum(image.histogram()[:200]) / (image.width * image.height)
+    return image.width > 100 and ImageStat.Stat(image).stddev[0] > 20 and dark > 0.02
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_figure_renders(decks, browser, path):
+    open_deck(browser, decks, path)
+    figures = browser.find_elements("css selector", ".slides img")
+    for figure in figures:
+        browser.execute_script(
+            "const at = Reveal.getIndices(arguments[0].closest('section'));"
+            "Reveal.slide(at.h, at.v, 1000); arguments[0].scrollIntoView();", figure)
+        assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
+        assert not_blank(figure.screenshot_as_png), f"blank figure in {path.stem}"
+    if path.name.startswith("00_"):
+        assert figures, "notebook 00 plots the matrix-multiply speeds"
