@@ -12,6 +12,8 @@ import re
 import shutil
 import sys
 import tempfile
+import time
+from pathlib import Path
 
 from helpers import config
 
@@ -130,6 +132,14 @@ def test_every_figure_renders(decks, browser, path):
             "const at = Reveal.getIndices(arguments[0].closest('section'));"
             "Reveal.slide(at.h, at.v, 1000); arguments[0].scrollIntoView();", figure)
         assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
-        assert not_blank(figure.screenshot_as_png), f"blank figure in {path.stem}"
+        for _ in range(20):  # give the slide and fragment transitions time to finish
+            shown = not_blank(figure.screenshot_as_png)
+            if shown:
+                break
+            time.sleep(0.2)
+        if not shown:
+            Path(tempfile.gettempdir(), f"{path.stem}-blank.png").write_bytes(
+                browser.get_screenshot_as_png())
+        assert shown, f"blank figure in {path.stem}; screenshot in {tempfile.gettempdir()}"
     if path.name.startswith("00_"):
         assert figures, "notebook 00 plots the matrix-multiply speeds"
