@@ -1,0 +1,64 @@
+"""Exports must load again and predict what the Keras model predicts; edge models must classify."""
+
+from helpers import data, export
+
+import keras
+import numpy as np
+import pytest
+from keras import layers
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([
+        keras.Input((16, 16, 3)), layers.RandomFlip("horizontal"), layers.RandomZoom(0.2),
+        layers.Rescaling(1 / 255), layers.Conv2D(4, 3, activation="relu"),
+        layers.GlobalAveragePooling2D(), layers.Dense(1, activation="sigmoid")])
+    images = np.random.default_rng(0).uniform(0, 255, (32, 16, 16, 3)).astype("float32")
+    paths = export.export_all(model, tmp_path_factory.mktemp("exports"), images)
+    return model, images, paths
+
+
+def test_float_exports_predict_like_the_keras_model(exported):
+    model, images, paths = exported
+    reference = model.predict(images, verbose=0)
+    for variant in ("keras", "saved_model", "tflite_float32"):
+        predicted = export.load(variant, paths[variant])(images)
+        assert np.abs(predicted - reference).max() < 1e-4, variant
+
+
+def test_quantized_exports_stay_close_and_are_smaller(exported):
+    model, images, paths = exported
+    reference = model.predict(images, verbose=0)
+    int8 = export.TFLiteModel(paths["tflite_int8"])
+    assert int8.input_dtype == "uint8"
+    for variant in ("tflite_dynamic", "tflite_int8"):
+        assert np.abs(export.load(variant, paths[variant])(images) - reference).max() < 0.05
+    assert export.size_bytes(paths["saved_model"]) > 0
+
+
+def test_bad_inputs_get_clear_errors(exported, tmp_path):
+    model, images, paths = exported
+    with pytest.raises(ValueError, match=r"expects images of shape \(N, 16, 16, 3\)"):
+        export.TFLiteModel(paths["tflite_float32"]).predict(images[:, :8])
+    with pytest.raises(FileNotFoundError, match="export the model first"):
+        export.TFLiteModel(tmp_path / "missing.tflite")
+    with pytest.raises(ValueError, match="calibration must be"):
+        export.export_all(model, tmp_path / "x", np.zeros((0, 16, 16, 3)))
+    with pytest.raises(KeyError, match="Unknown variant"):
+        export.load("onnx", tmp_path)
+    with pytest.raises(ValueError, match="repeats"):
+        export.latency(len, images, repeats=0)
+    (tmp_path / "labels.txt").write_text("a\nb\n")
+    with pytest.raises(ValueError, match="1001"):
+        export.imagenet_labels(tmp_path / "labels.txt")
+
+
+def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
+    classifier = export.TFLiteModel(
+        data.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
+    cat = next(p for p in data.sample_pictures() if p.name == "cat.png")
+    best, seconds = export.top5(classifier, cat, export.imagenet_labels())
+    assert best[0][0] in export.CAT_CLASSES and seconds > 0
+    assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
