@@ -100,6 +100,17 @@ def export(nb, deck):
     deck.write_text(body)
 
 
+def make_deck(path, profile, out):
+    """Export notebook `path` (last run, else executed in `profile`) into the folder `out`."""
+    nb, made_in = last_run(path)
+    if nb is None:
+        nb, made_in = run_course.execute(path, profile), profile
+    deck = f"{path.stem}.slides.html"
+    export(nb, out / deck)
+    return {"name": path.stem, "title": title(nb), "deck": deck, "profile": made_in,
+            "slides": expected_slides(nb)}
+
+
 def write_index(decks, out):
     rows = "\n".join(
         f"<tr><td><a href='{html.escape(d['deck'])}'>{html.escape(d['name'][:2])} · "
@@ -121,22 +132,22 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     copy_assets(args.out)
-    decks = []
+    decks, failed = [], []
     for path in run_course.notebooks(args.only):
-        nb, profile = last_run(path)
-        if nb is None:
-            nb, profile = run_course.execute(path, args.profile), args.profile
-        deck = f"{path.stem}.slides.html"
-        export(nb, args.out / deck)
-        decks.append({"name": path.stem, "title": title(nb), "deck": deck, "profile": profile,
-                      "slides": expected_slides(nb)})
-        print(f"{deck:<48} {decks[-1]['slides']:3d} slides  ({profile})", flush=True)
+        try:
+            decks.append(make_deck(path, args.profile, args.out))
+        except Exception as e:  # keep going: one broken notebook should not hide the others
+            failed.append(path.name)
+            print(f"{path.name}: FAILED\n{str(e)[-2000:]}", file=sys.stderr)
+            continue
+        print(f"{decks[-1]['deck']:<48} {decks[-1]['slides']:3d} slides  "
+              f"({decks[-1]['profile']})", flush=True)
     write_index(decks, args.out)
     if args.out == BUILD / "slides" and (BUILD / "run.json").exists():
         run_course.write_index(json.loads((BUILD / "run.json").read_text()))
     print(f"{len(decks)} decks, {sum(d['slides'] for d in decks)} slides; "
-          f"open {args.out / 'index.html'}")
-    return 0
+          f"open {args.out / 'index.html'}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
