@@ -50,7 +50,8 @@ def deck_link(name):
 
 def write_index(runs):
     rows = "\n".join(
-        f"<tr><td><a href='{html.escape(r['name'])}.html'>{html.escape(r['name'])}</a></td>"
+        f"<tr><td><a href='{html.escape(r['name'])}.html'>"
+        f"{html.escape(r.get('title', r['name']))}</a></td>"
         f"<td>{deck_link(r['name'])}</td>"
         f"<td>{r['profile']}</td><td>{r['seconds']:.0f} s</td><td>{r['status']}</td></tr>"
         for r in runs)
@@ -80,8 +81,10 @@ def main():
         nbformat.write(nb, BUILD / path.name)
         body, _ = HTMLExporter().from_notebook_node(nb)
         (BUILD / f"{path.stem}.html").write_text(body)
-        runs.append({"name": path.stem, "profile": args.profile, "seconds": seconds,
-                     "status": status})
+        titles = [c.source.splitlines()[0][2:] for c in nb.cells
+                  if c.cell_type == "markdown" and c.source.startswith("# ")]
+        runs.append({"name": path.stem, "title": (titles or [path.stem])[0],
+                     "profile": args.profile, "seconds": seconds, "status": status})
         print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}", flush=True)
     (BUILD / "run.json").write_text(json.dumps(runs, indent=1))
     write_index(runs)
