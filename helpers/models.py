@@ -56,12 +56,13 @@ def min_image_size(pairs):
     return size
 
 
-def cats_dogs_net(step="0", seed=None, **changes):
+def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     """One step of the cat/dog ladder (see LADDER); keyword arguments override a step's settings.
 
     0: the original net · 1: + Conv(64)+pool · 2: + Dropout(0.5) before the output ·
     2b: step 2 without shear/zoom/flip · 3: 128 px, one more conv+pool pair, 64 filters each.
     Input is 0..255 pixels; rescaling (and augmentation, when on) are part of the model.
+    output_dtype="float32" keeps the sigmoid layer in float32 under a mixed-precision policy.
     """
     if str(step) not in LADDER:
         raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
@@ -83,7 +84,7 @@ def cats_dogs_net(step="0", seed=None, **changes):
     model.add(layers.Dense(128, activation="relu"))
     if cfg["dropout"]:
         model.add(layers.Dropout(cfg["dropout"], seed=seed))
-    model.add(layers.Dense(1, activation="sigmoid"))
+    model.add(layers.Dense(1, activation="sigmoid", dtype=output_dtype))
     return model
 
 
