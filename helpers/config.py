@@ -53,6 +53,12 @@ SETTINGS = {
         "sample": dict(train=None, val=None, epochs=15, batch=32),
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
+    # notebook 05: every ladder step, each trained with seeds 1..seeds (sample: ~30 min, 2 cores)
+    "cats_dogs_ladder": {
+        "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1),
+        "sample": dict(train=None, val=None, epochs=10, batch=32, seeds=3),
+        "full": dict(train=None, val=None, epochs=25, batch=32, seeds=3),
+    },
     "matmul": {
         "smoke": dict(sizes=(256, 512), repeats=2, copy_mb=64),
         "sample": dict(sizes=(512, 1024, 2048, 4096), repeats=5, copy_mb=512),

@@ -28,11 +28,25 @@ def cats_dogs_original(image_size=64, augment=False):
     return cats_dogs_net("0", image_size=image_size, augment=augment)
 
 
+@keras.saving.register_keras_serializable(package="course")
+class RandomShear(layers.RandomShear):
+    """keras.layers.RandomShear that loads again once saved. Keras 3.15 stores a shear of 0.2
+    as the range [-0.2, 0.2], which its loader then refuses (keras-team/keras#21110)."""
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("x_factor", "y_factor"):
+            low, high = config[key]
+            if low == -high:
+                config[key] = high  # the single number it was made from
+        return config
+
+
 def augmentation(seed=None):
     """The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True)
     as Keras 3 layers; they change images only while training."""
     return keras.Sequential([
-        layers.RandomShear(x_factor=0.2, y_factor=0.2, seed=seed),
+        RandomShear(x_factor=0.2, y_factor=0.2, seed=seed),
         layers.RandomZoom(0.2, seed=seed),
         layers.RandomFlip("horizontal", seed=seed),
     ], name="augmentation")
@@ -88,8 +102,31 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     return model
 
 
+def cats_dogs_transfer(image_size=128, seed=None):
+    """Beyond the cat/dog ladder: the embedded MobileNet (alpha 0.25, ImageNet weights, frozen)
+    + global average pooling, Dropout(0.2) and Dense(1, sigmoid).
+
+    Input is 0..255 pixels; the Rescaling layer maps them to MobileNet's -1..1.
+    """
+    from . import data
+
+    base = keras.applications.MobileNet(
+        input_shape=(image_size, image_size, 3), alpha=0.25, include_top=False,
+        weights=str(data.pretrained_weights("mobilenet_0.25")))
+    base.trainable = False  # its BatchNorm layers then stay in inference mode too
+    return keras.Sequential([
+        keras.Input((image_size, image_size, 3)),
+        layers.Rescaling(1 / 127.5, offset=-1),
+        base,
+        layers.GlobalAveragePooling2D(),
+        layers.Dropout(0.2, seed=seed),
+        layers.Dense(1, activation="sigmoid"),
+    ], name=f"cats_dogs_transfer_{image_size}px")
+
+
 MODELS = {"mnist_cnn": mnist_cnn, "cats_dogs_original": cats_dogs_original,
-          "cats_dogs_net": cats_dogs_net}
+          "cats_dogs_net": cats_dogs_net,
+          "cats_dogs_transfer": cats_dogs_transfer}
 
 
 def build(name, **kwargs):

@@ -107,3 +107,35 @@ def confusion_matrix(labels, predictions, class_names):
            xlabel="predicted", ylabel="true")
     fig.tight_layout()
     return fig, counts
+
+
+def paired_bars(labels, ours, reference, ylabel, errors=None, names=("here", "reference"),
+                title=None):
+    """Our values (with optional error bars) beside a reference's; a None draws no bar."""
+    x = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(labels)), 3.8))
+    ax.bar(x - 0.2, ours, 0.4, yerr=errors, capsize=4, color="tab:blue", label=names[0])
+    known = [(i, v) for i, v in enumerate(reference) if v is not None]
+    ax.bar([x[i] + 0.2 for i, _ in known], [v for _, v in known], 0.4, color="white",
+           edgecolor="tab:red", hatch="//", label=names[1])
+    ax.set(xticks=x, xticklabels=labels, ylabel=ylabel, title=title)
+    ax.legend(loc="lower right")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def overlays(images, heatmaps, titles=None, columns=4, size=2.2, alpha=0.45):
+    """Images (0..255) with a heat map (0..1, same height and width) laid over each."""
+    rows = int(np.ceil(len(images) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size * 1.15),
+                             squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for i, (ax, im, heat) in enumerate(zip(axes.flat, images, heatmaps)):
+        ax.imshow(np.asarray(im).clip(0, 255).astype("uint8"))
+        ax.imshow(heat, cmap="jet", alpha=alpha, vmin=0, vmax=1)
+        if titles is not None:
+            ax.set_title(titles[i], fontsize=8)
+    fig.tight_layout()
+    return fig

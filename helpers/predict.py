@@ -1,0 +1,127 @@
+"""Predicting single pictures with the trained cat/dog model (notebook 06).
+
+The course's models take 0..255 pixels and rescale inside, so prediction code cannot
+forget the 1/255. `without_rescaling` rebuilds the tutorial's setup to show that bug.
+"""
+
+from pathlib import Path
+
+import keras
+import numpy as np
+
+from . import config, data, images, models, training
+
+PICTURES = config.ROOT / "my_pictures"  # learners drop their own pictures here
+
+
+def model_path(name="cats_dogs_original"):
+    """Where notebook 04 saves its model: one file per profile (a smoke model is no model)."""
+    return config.BUILD_DIR / "models" / f"{name}_{config.profile()}.keras"
+
+
+def _shown(path):
+    return path.relative_to(config.ROOT) if path.is_relative_to(config.ROOT) else path
+
+
+def trained_cats_dogs():
+    """The model notebook 04 saved for this profile; without one, train step 0 now and save it."""
+    path = model_path()
+    if path.exists():
+        print(f"Loaded {_shown(path)}")
+        return keras.saving.load_model(path)
+    s = config.settings("cats_dogs")
+    print(f"{_shown(path)} is missing (run notebook 04 for it); "
+          f"training the original net for {s.epochs} epochs instead.")
+    config.set_seed()
+    model = models.cats_dogs_net("0", seed=config.SEED)
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+    train = data.cats_dogs("train", 64, s.batch)
+    val = data.cats_dogs("validation", 64, s.batch)
+    training.fit(model, train, val, epochs=s.epochs, verbose=0)
+    training.save_model(model, path)
+    return model
+
+
+def load_pictures(paths, image_size):
+    """Pictures as one float32 batch (N, size, size, 3) of 0..255 pixels, resized the way
+    the training pipeline resizes. An unusable file is an error naming the file and why."""
+    import tensorflow as tf
+
+    batch = []
+    for path in paths:
+        ok, why = images.check_image(path)
+        if not ok:
+            raise ValueError(f"{path} cannot be used: {why}. Remove it or replace it.")
+        picture = tf.io.decode_image(tf.io.read_file(str(path)), channels=3,
+                                     expand_animations=False)
+        batch.append(tf.image.resize(picture, (image_size, image_size)).numpy())
+    if not batch:
+        raise ValueError("No pictures given: pass a list of image files.")
+    return np.stack(batch)
+
+
+def my_pictures(folder=PICTURES):
+    """The image files a learner put into `folder` (sorted); [] when there are none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in images.IMAGE_SUFFIXES)
+
+
+def dog_probability(model, pictures):
+    """p(dog) for a batch of 0..255 pictures; refuses pictures already scaled to 0..1."""
+    pictures = np.asarray(pictures, dtype="float32")
+    if pictures.ndim != 4:
+        raise ValueError(f"Expected a batch (N, height, width, 3), got shape {pictures.shape}; "
+                         "for one picture use picture[None].")
+    if 0 < pictures.max() <= 1.0:
+        raise ValueError("These pictures look scaled to 0..1 already (largest value "
+                         f"{pictures.max():.2f}); this model rescales by itself: "
+                         "pass 0..255 pixels.")
+    return model.predict(pictures, verbose=0)[:, 0]
+
+
+def verdicts(p_dog, unsure=(0.5, 0.5)):
+    """'cat' below unsure[0], 'dog' above unsure[1], 'not sure' in between (inclusive)."""
+    low, high = unsure
+    if not 0 <= low <= high <= 1:
+        raise ValueError(f"unsure must be (low, high) with 0 <= low <= high <= 1, got {unsure}.")
+    return ["cat" if p < low else "dog" if p > high else "not sure" for p in np.ravel(p_dog)]
+
+
+def without_rescaling(model):
+    """The tutorial's setup: the same trained layers minus Rescaling, so it expects 0..1."""
+    kept = [layer for layer in model.layers if not isinstance(layer, keras.layers.Rescaling)]
+    if len(kept) == len(model.layers):
+        raise ValueError(f"{model.name} has no Rescaling layer to take out.")
+    return keras.Sequential([keras.Input(model.input_shape[1:]), *kept],
+                            name=f"{model.name}_without_rescaling")
+
+
+def grad_cam(model, pictures, layer=None):
+    """Grad-CAM heat maps (N, height, width) in 0..1: where the last conv layer's features
+    pushed the model towards the class it predicted. The model must end in Dense(1, sigmoid)."""
+    import tensorflow as tf
+
+    last = model.layers[-1]
+    if not isinstance(last, keras.layers.Dense) or last.units != 1:
+        raise ValueError(f"{model.name} must end in Dense(1, sigmoid) for this Grad-CAM.")
+    convs = [lay.name for lay in model.layers if isinstance(lay, keras.layers.Conv2D)]
+    layer = layer or (convs[-1] if convs else None)
+    if layer not in convs:
+        raise ValueError(f"{layer!r} is not a Conv2D layer of {model.name}; choose from {convs}.")
+    x = tf.convert_to_tensor(pictures, dtype="float32")
+    with tf.GradientTape() as tape:
+        for lay in model.layers[:-1]:
+            x = lay(x, training=False)
+            if lay.name == layer:
+                features = x
+                tape.watch(features)
+        logit = (keras.ops.matmul(x, last.kernel) + last.bias)[:, 0]  # before the sigmoid
+        score = tf.abs(logit)  # evidence for the class it predicts (dog: +, cat: -)
+    grads = tape.gradient(score, features)
+    weights = tf.reduce_mean(grads, axis=(1, 2), keepdims=True)  # one weight per channel
+    cam = tf.nn.relu(tf.reduce_sum(weights * features, axis=-1))[..., None]
+    cam = tf.image.resize(cam, pictures.shape[1:3])[..., 0].numpy()
+    peak = cam.max(axis=(1, 2), keepdims=True)
+    return np.divide(cam, peak, out=np.zeros_like(cam), where=peak > 0)

@@ -1,0 +1,135 @@
+"""The cat/dog improvement ladder (notebook 05): each step's network and the run records."""
+
+import json
+from types import SimpleNamespace
+
+from helpers import config, ladder, models
+
+import keras
+import numpy as np
+import pytest
+
+# Parameter counts worked out by hand: the extra conv/pool pair of step 1 shrinks Flatten
+# from 14*14*32 to 6*6*64 values, so step 1 has fewer weights than the original.
+PARAMS = {"0": 813_217, "1": 323_809, "2": 323_809, "2b": 323_809, "3": 407_745}
+
+
+def layer_types(model):
+    return [type(layer).__name__ for layer in model.layers]
+
+
+@pytest.mark.parametrize("step", list(models.LADDER))
+def test_every_step_has_its_parameter_count_and_one_sigmoid_output(step):
+    model = models.cats_dogs_net(step)
+    assert model.count_params() == PARAMS[step]
+    assert model.output_shape == (None, 1)
+    assert model.layers[-1].activation.__name__ == "sigmoid"
+
+
+def test_each_step_builds_on_the_previous_one():
+    convs = {s: [lay.filters for lay in models.cats_dogs_net(s).layers
+                 if isinstance(lay, keras.layers.Conv2D)] for s in models.LADDER}
+    assert convs["0"] == [32, 32]
+    assert convs["1"] == convs["2"] == convs["2b"] == [32, 32, 64]
+    assert convs["3"] == [64, 64, 64, 64]
+    assert "Dropout" not in layer_types(models.cats_dogs_net("1"))
+    dropout = [lay for lay in models.cats_dogs_net("2").layers
+               if isinstance(lay, keras.layers.Dropout)]
+    assert len(dropout) == 1 and dropout[0].rate == 0.5
+
+
+def test_only_step_2b_has_no_augmentation():
+    for step in models.LADDER:
+        names = [layer.name for layer in models.cats_dogs_net(step).layers]
+        assert ("augmentation" in names) == (step != "2b"), step
+
+
+def test_step_3_takes_128_pixels_and_the_others_64():
+    sizes = {s: models.cats_dogs_net(s).input_shape for s in models.LADDER}
+    assert sizes.pop("3") == (None, 128, 128, 3)
+    assert set(sizes.values()) == {(None, 64, 64, 3)}
+
+
+def test_rescaling_is_inside_every_step():
+    for step in models.LADDER:
+        assert "Rescaling" in layer_types(models.cats_dogs_net(step)), step
+
+
+def test_transfer_step_trains_only_its_head():
+    model = models.cats_dogs_transfer()
+    assert model.input_shape == (None, 128, 128, 3) and model.output_shape == (None, 1)
+    trainable = sum(int(w.numpy().size) for w in model.trainable_weights)
+    assert trainable == 256 + 1  # MobileNet 0.25 gives 256 features; one weight each + bias
+    assert model.count_params() > 200_000  # the frozen ImageNet base is still there
+
+
+def fake(step, seed, acc, speed=100.0):
+    return {"step": step, "seed": seed, "val_accuracy": acc, "params": 10, "images_per_s": speed}
+
+
+def test_summary_gives_mean_and_spread_per_step_in_order():
+    records = [fake("1", 1, 0.70), fake("0", 1, 0.60), fake("0", 2, 0.64), fake("0", 3, 0.62),
+               fake("1", 2, 0.74, speed=300.0)]
+    rows = ladder.summary(records)
+    assert list(rows) == ["1", "0"]
+    assert rows["0"]["runs"] == 3
+    assert rows["0"]["mean"] == pytest.approx(0.62)
+    assert rows["0"]["spread"] == pytest.approx(0.02)
+    assert (rows["0"]["min"], rows["0"]["max"]) == (0.60, 0.64)
+    assert rows["1"]["images_per_s"] == pytest.approx(200.0)
+
+
+def test_one_run_has_no_spread_and_no_runs_is_a_clear_error():
+    assert ladder.summary([fake("2", 1, 0.7)])["2"]["spread"] == 0.0
+    with pytest.raises(ValueError, match="train at least one step"):
+        ladder.summary([])
+
+
+def test_table_shows_the_source_figures_beside_ours():
+    rows = ladder.summary([fake("2b", 1, 0.7), fake("transfer", 1, 0.9)])
+    lines = ladder.table(rows).splitlines()
+    assert "85 %" in lines[1] and "533" in lines[1] and "70.0" in lines[1]
+    assert "—" in lines[2] and "90.0" in lines[2]
+
+
+def test_smoke_records_never_land_in_results(profile):
+    profile("smoke")
+    assert ladder.results_file().parent == config.BUILD_DIR / "results"
+    profile("sample")
+    path = ladder.results_file()
+    assert path.parent == config.RESULTS_DIR and "_sample_" in path.name
+
+
+def test_training_one_step_gives_a_complete_record(profile, tmp_path):
+    profile("smoke")
+    s = SimpleNamespace(train=64, val=64, epochs=1, batch=32)
+    record = ladder.train("2b", 7, s)
+    assert (record["step"], record["seed"], record["epochs"]) == ("2b", 7, 1)
+    assert (record["train_images"], record["val_images"]) == (64, 64)
+    assert record["params"] == PARAMS["2b"] and record["image_size"] == 64
+    assert 0.0 <= record["val_accuracy"] <= 1.0 and record["images_per_s"] > 0
+    assert record["profile"] == "smoke" and "keras" in record["versions"]
+    path = ladder.save([record], tmp_path / "run.json")
+    stored = json.loads(path.read_text())
+    assert stored["records"][0]["seed"] == 7 and "cpu" in stored["machine"]
+    assert stored["summary"]["2b"]["runs"] == 1
+
+
+@pytest.mark.slow
+def test_step_2b_learns_on_the_sample(profile):
+    profile("sample")
+    s = SimpleNamespace(train=None, val=None, epochs=10, batch=32)
+    record = ladder.train("2b", 1, s)
+    assert record["train_images"] == 1400 and record["val_images"] == 800
+    assert record["val_accuracy"] > 0.6  # chance is 0.5; about 0.7 after 10 epochs
+
+
+def test_a_saved_step_loads_again_with_its_augmentation(tmp_path):
+    model = models.cats_dogs_net("2", seed=1)
+    model.save(tmp_path / "step2.keras")  # RandomShear(0.2) did not load back in Keras 3.15
+    again = keras.saving.load_model(tmp_path / "step2.keras")
+    pictures = np.random.default_rng(1).uniform(0, 255, (2, 64, 64, 3)).astype("float32")
+    np.testing.assert_allclose(model.predict(pictures, verbose=0),
+                               again.predict(pictures, verbose=0), rtol=1e-6)
+    shear = again.get_layer("augmentation").layers[0]
+    assert shear.x_factor == shear.y_factor == (-0.2, 0.2)
