@@ -8,7 +8,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test test-slow lab sample clean audit slides
+.PHONY: course test test-slow lab sample clean audit slides bench
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,3 +51,7 @@ sample: $(VENV)/.installed
 
 clean:
 	rm -rf build
+
+# Re-record every CPU benchmark (and GPU, where present) into results/; run it on a quiet machine.
+bench: $(VENV)/.installed
+	COURSE_PROFILE=sample $(PY) -m helpers.bench --all --record

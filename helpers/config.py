@@ -82,6 +82,24 @@ SETTINGS = {
         "sample": dict(batches=(1, 4, 16, 64, 256), repeats=20, val=None, calibration=200),
         "full": dict(batches=(1, 4, 16, 64, 256), repeats=50, val=2000, calibration=500),
     },
+    # helpers.bench and notebooks 07-08: warm-up and timed training steps per measurement
+    "bench": {
+        "smoke": dict(warmup=1, steps=3, peak_sizes=(512,)),
+        "sample": dict(warmup=3, steps=15, peak_sizes=None),  # None: the device's default
+        "full": dict(warmup=5, steps=50, peak_sizes=None),
+    },
+    # notebook 07: the input-pipeline grid (pictures used, PyDataset workers, batch sizes)
+    "pipeline": {
+        "smoke": dict(images=96, workers=(1, 2), batches=(32,)),
+        "sample": dict(images=None, workers=(1, 2, 4), batches=(32, 64)),
+        "full": dict(images=None, workers=(1, 2, 4), batches=(32, 64)),
+    },
+    # notebook 08: CIFAR-10 batch sizes, the cat/dog nets' batch, the 128-px net's batch sweep
+    "cpu_vs_gpu": {
+        "smoke": dict(cifar_batches=(32,), batch=8, sweep=(8, 16)),
+        "sample": dict(cifar_batches=(128, 256, 512), batch=32, sweep=(16, 32, 64)),
+        "full": dict(cifar_batches=(128, 256, 512), batch=32, sweep=(16, 32, 64, 128)),
+    },
 }
 
 

@@ -124,9 +124,61 @@ def cats_dogs_transfer(image_size=128, seed=None):
     ], name=f"cats_dogs_transfer_{image_size}px")
 
 
+def cifar10_net(crop=24):
+    """The CNN of TensorFlow's old CIFAR-10 tutorial: conv 5x5/64 -> pool -> conv 5x5/64 ->
+    pool -> dense 384 -> dense 192 -> 10 (softmax).
+
+    The tutorial fed it `crop` x `crop` patches of the 32 x 32 pictures (random ones for
+    training, the centre for evaluation), cut by its input pipeline; input is 0..255 pixels.
+    Its local response normalisation has no Keras 3 layer and is left out.
+    """
+    return keras.Sequential([
+        keras.Input((crop, crop, 3)),
+        layers.Rescaling(1 / 255),
+        layers.Conv2D(64, 5, padding="same", activation="relu"),
+        layers.MaxPooling2D(3, strides=2, padding="same"),
+        layers.Conv2D(64, 5, padding="same", activation="relu"),
+        layers.MaxPooling2D(3, strides=2, padding="same"),
+        layers.Flatten(),
+        layers.Dense(384, activation="relu"),
+        layers.Dense(192, activation="relu"),
+        layers.Dense(10, activation="softmax"),
+    ], name="cifar10_net")
+
+
+def cats_dogs_deep(image_size=64, convs_per_stage=8, filters=(32, 64, 128, 128), augment=True,
+                   seed=None):
+    """A deliberately deep cat/dog net (source 000's "30+ conv layers" experiment).
+
+    Four stages of `convs_per_stage` Conv2D(3x3, same padding) layers, each stage followed
+    by MaxPool(2): 32 conv layers by default. Then Dense 128, Dropout(0.5), sigmoid.
+    Input is 0..255 pixels; rescaling and augmentation are layers of the model.
+    """
+    if convs_per_stage < 1:
+        raise ValueError(f"convs_per_stage must be 1 or more, got {convs_per_stage}.")
+    model = keras.Sequential(name="cats_dogs_deep")
+    model.add(keras.Input((image_size, image_size, 3)))
+    if augment:
+        model.add(augmentation(seed))
+    model.add(layers.Rescaling(1 / 255))
+    for width in filters:
+        for _ in range(convs_per_stage):
+            model.add(layers.Conv2D(width, 3, padding="same", activation="relu"))
+        model.add(layers.MaxPooling2D(2))
+    model.add(layers.Flatten())
+    model.add(layers.Dense(128, activation="relu"))
+    model.add(layers.Dropout(0.5, seed=seed))
+    model.add(layers.Dense(1, activation="sigmoid"))
+    return model
+
+
+# --- text: the primer's next-word LSTM and the IMDB sentiment nets ---------------------------
+
+
 MODELS = {"mnist_cnn": mnist_cnn, "cats_dogs_original": cats_dogs_original,
           "cats_dogs_net": cats_dogs_net,
-          "cats_dogs_transfer": cats_dogs_transfer}
+          "cats_dogs_transfer": cats_dogs_transfer, "cifar10_net": cifar10_net,
+          "cats_dogs_deep": cats_dogs_deep}
 
 
 def build(name, **kwargs):

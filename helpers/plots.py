@@ -139,3 +139,42 @@ def overlays(images, heatmaps, titles=None, columns=4, size=2.2, alpha=0.45):
             ax.set_title(titles[i], fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def utilization_grid(monitors, key="cpu_pct", columns=4, title="CPU utilisation per variant"):
+    """Small timelines of one quantity (CPU % by default) of several monitors {label: monitor}."""
+    rows = int(np.ceil(len(monitors) / columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.2 * rows), squeeze=False,
+                             sharey=True)
+    for ax in axes.flat[len(monitors):]:
+        ax.axis("off")
+    for ax, (label, usage) in zip(axes.flat, monitors.items()):
+        t, v = usage.series(key)
+        ax.plot(t, v, color="tab:blue", lw=1)
+        ax.fill_between(t, v, alpha=0.2)
+        ax.set(ylim=(0, 105), title=label)
+        ax.title.set_fontsize(8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(key.replace("_pct", " %"))
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def stacked_bars(parts, ylabel, title=None):
+    """Stacked bars from {label: {part: value}}, e.g. ms per image computing and waiting."""
+    labels = list(parts)
+    names = list(dict.fromkeys(name for p in parts.values() for name in p))
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(labels)), 3.8))
+    bottom = np.zeros(len(labels))
+    for name in names:
+        values = np.array([parts[k].get(name, 0.0) for k in labels])
+        ax.bar(labels, values, bottom=bottom, label=name)
+        bottom += values
+    ax.set(ylabel=ylabel, title=title)
+    ax.legend()
+    ax.tick_params(axis="x", rotation=60)
+    plt.setp(ax.get_xticklabels(), ha="right", fontsize=8)
+    fig.tight_layout()
+    return fig

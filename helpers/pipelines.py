@@ -1,0 +1,149 @@
+"""Input pipelines for the cat/dog pictures, from the Keras 2 way to tf.data (notebook 07).
+
+PillowBatches   the Keras 2 generator style (`flow_from_directory` + `fit_generator(workers=)`)
+                as a keras.utils.PyDataset: each batch is read, decoded, resized and augmented
+                in Python, by `workers` threads or processes.
+tf_data         the same pictures through tf.data, every optimisation a switch.
+read_profile    what a TensorBoard profile says about a training run: step time, time spent
+                waiting for the next batch, and the busiest operations.
+"""
+
+import collections
+import math
+from pathlib import Path
+
+import keras
+import numpy as np
+from PIL import Image
+
+from . import config
+
+
+class PillowBatches(keras.utils.PyDataset):
+    """Batches of (images float32 0..255, labels) made per batch in Python, like Keras 2's
+    ImageDataGenerator: decode, resize, then a random zoom, shear and horizontal flip.
+
+    `repeat` makes the dataset that many passes long, so a benchmark can run many steps.
+    Pass `workers` and `use_multiprocessing` here: Keras 3 took them off `fit`.
+    """
+
+    def __init__(self, paths, labels, image_size, batch_size, augment=True, repeat=1,
+                 seed=config.SEED, **kwargs):
+        super().__init__(**kwargs)
+        if batch_size < 1 or batch_size > len(paths):
+            raise ValueError(f"batch_size must be between 1 and the {len(paths)} pictures, "
+                             f"got {batch_size}.")
+        self.paths, self.labels = list(paths), np.asarray(labels, dtype="float32")
+        self.size, self.batch_size, self.augment = image_size, batch_size, augment
+        self.batches, self.repeat, self.seed = len(self.paths) // batch_size, repeat, seed
+
+    def __len__(self):
+        return self.batches * self.repeat
+
+    def __getitem__(self, index):
+        rng = np.random.default_rng((self.seed, index))
+        start = (index % self.batches) * self.batch_size
+        chosen = range(start, start + self.batch_size)
+        images = np.stack([self._load(self.paths[i], rng) for i in chosen])
+        return images, self.labels[start:start + self.batch_size]
+
+    def _load(self, path, rng):
+        with Image.open(path) as picture:
+            image = picture.convert("RGB").resize((self.size, self.size), Image.BILINEAR)
+        if self.augment:
+            zoom, shear = rng.uniform(0.8, 1.2), rng.uniform(-0.2, 0.2)
+            centre = self.size / 2
+            # output pixel (x, y) samples input ((x - c) * zoom + shear * (y - c) + c, ...)
+            matrix = (zoom, shear * zoom, centre * (1 - zoom) - shear * zoom * centre,
+                      0.0, zoom, centre * (1 - zoom))
+            image = image.transform(image.size, Image.AFFINE, matrix, Image.BILINEAR)
+            if rng.random() < 0.5:
+                image = image.transpose(Image.FLIP_LEFT_RIGHT)
+        return np.asarray(image, dtype="float32")
+
+
+def tf_data(paths, labels, image_size, batch_size, parallel=True, cache=True, prefetch=True,
+            shuffle=True, augment=None, seed=config.SEED):
+    """The pictures as a repeating tf.data pipeline; each optimisation can be switched off.
+
+    parallel: decode on all cores (num_parallel_calls=AUTOTUNE) · cache: keep decoded pictures
+    in memory after the first pass · prefetch: prepare the next batches while the model trains ·
+    augment: a Keras layer (e.g. models.augmentation()) run in the pipeline instead of the model.
+    """
+    import tensorflow as tf
+
+    calls = tf.data.AUTOTUNE if parallel else None
+    size = (image_size, image_size)
+
+    def load(path, label):
+        image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
+        return tf.image.resize(image, size), tf.cast(label, tf.float32)
+
+    ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
+    ds = ds.map(load, num_parallel_calls=calls, deterministic=False if parallel else None)
+    ds = ds.cache() if cache else ds
+    ds = ds.shuffle(len(paths), seed=seed) if shuffle else ds
+    ds = ds.batch(batch_size, drop_remainder=True).repeat()
+    if augment is not None:
+        ds = ds.map(lambda x, y: (augment(x, training=True), y), num_parallel_calls=calls)
+    return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
+
+
+def train_files(limit=None):
+    """(paths, labels) of the cat/dog training pictures of the active profile's dataset."""
+    from . import data
+
+    kind, root = data.source("cats_dogs")
+    folder = root / "train" if kind == "sample" else root / "PetImages"
+    paths, labels, _ = data.labelled_files(folder, limit)
+    return paths, labels
+
+
+def _busy_ms(spans):
+    """Wall time covered by at least one of `spans` (start, stop in ps), in milliseconds."""
+    busy, end = 0, None
+    for start, stop in sorted(spans):
+        if end is None or start > end:
+            busy, end = busy + stop - start, stop
+        elif stop > end:
+            busy, end = busy + stop - end, stop
+    return busy / 1e9
+
+
+def read_profile(logdir):
+    """Summarise the newest TensorFlow profile under `logdir` (what TensorBoard's Profile tab
+    shows), in milliseconds: the profiled steps and their time; the part the step waited for
+    its next batch (IteratorGetNext); how long the input pipeline (tf.data's threads, which
+    also run a PyDataset) and the network's operations were at work; the longest operations."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    found = sorted(Path(logdir).glob("**/plugins/profile/*/*.xplane.pb"))
+    if not found:
+        raise FileNotFoundError(f"No profile under {logdir}: train with keras.callbacks."
+                                "TensorBoard(log_dir, profile_batch=(first, last)) first.")
+    space = xplane_pb2.XSpace()
+    space.ParseFromString(found[-1].read_bytes())
+    host = next(p for p in space.planes if p.name.startswith("/host:CPU"))
+    names = {key: meta.name for key, meta in host.event_metadata.items()}
+    steps, step_ms, wait_ms, ops = 0, 0.0, 0.0, collections.Counter()
+    spans = {"input": [], "compute": []}
+    for line in host.lines:
+        kind = "input" if line.name.startswith("tf_data") else (
+            "compute" if line.name.startswith("tf_Compute") else None)
+        for event in line.events:
+            if kind:
+                start = line.timestamp_ns * 1000 + event.offset_ps
+                spans[kind].append((start, start + event.duration_ps))
+            name, ms = names.get(event.metadata_id, "?"), event.duration_ps / 1e9
+            if line.name == "python" and name == "multi_step_on_iterator":
+                steps, step_ms = steps + 1, step_ms + ms
+            elif name == "IteratorGetNextOp::DoCompute":
+                wait_ms += ms
+            elif kind == "compute" and ":" in name and "::" not in name:
+                ops[name.rsplit(":", 1)[-1]] += ms  # "scope/op:OpType" -> OpType
+    return {"file": str(found[-1]), "steps": steps, "step_ms": step_ms,
+            "waiting_for_input_ms": wait_ms,
+            "waiting_share": wait_ms / step_ms if step_ms else math.nan,
+            "input_busy_ms": _busy_ms(spans["input"]),
+            "compute_busy_ms": _busy_ms(spans["compute"]),
+            "top_ops_ms": dict(ops.most_common(8))}
