@@ -48,6 +48,30 @@ SETTINGS = {
         "sample": dict(train=8000, val=2000, epochs=5, batch=64),
         "full": dict(train=None, val=None, epochs=10, batch=64),
     },
+    # notebook 02: next-word LSTM on Tiny Shakespeare (train/val = 20-word windows)
+    "text_lstm": {
+        "smoke": dict(train=1024, val=256, epochs=1, batch=128),
+        "sample": dict(train=100_000, val=20_000, epochs=2, batch=128),
+        "full": dict(train=None, val=None, epochs=10, batch=128),
+    },
+    # notebook 02: IMDB sentiment (train_batches/test_batches: -1 = all there are)
+    "imdb": {
+        "smoke": dict(train_batches=4, test_batches=4, epochs=1, batch=32),
+        "sample": dict(train_batches=-1, test_batches=-1, epochs=5, batch=32),
+        "full": dict(train_batches=-1, test_batches=-1, epochs=5, batch=32),
+    },
+    # notebook 03: ImageNet base + new head on cats/dogs and CIFAR-10 (full: the primer's VGG16)
+    "transfer": {
+        "smoke": dict(base="mobilenet_0.25", image_size=160, train=64, val=64, batch=32,
+                      head_epochs=1, finetune_epochs=1, scratch_epochs=1, cifar_size=96,
+                      cifar_train=64, cifar_val=64),
+        "sample": dict(base="mobilenet_0.25", image_size=160, train=None, val=None, batch=32,
+                       head_epochs=10, finetune_epochs=3, scratch_epochs=12, cifar_size=96,
+                       cifar_train=None, cifar_val=None),
+        "full": dict(base="vgg16", image_size=224, train=8000, val=2000, batch=32,
+                     head_epochs=10, finetune_epochs=5, scratch_epochs=25, cifar_size=96,
+                     cifar_train=10_000, cifar_val=2000),
+    },
     "cats_dogs": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32),
         "sample": dict(train=None, val=None, epochs=15, batch=32),

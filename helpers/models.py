@@ -175,10 +175,128 @@ def cats_dogs_deep(image_size=64, convs_per_stage=8, filters=(32, 64, 128, 128),
 # --- text: the primer's next-word LSTM and the IMDB sentiment nets ---------------------------
 
 
+# --- text: the primer's next-word LSTM and the IMDB sentiment nets ---------------------------
+
+
+def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):
+    """The primer's next-word model: Embedding(1000, 128) -> LSTM(128) -> Dense(1000, softmax).
+
+    Input: `window` word ids. Keras 3 dropped `Embedding(input_length=20)`; the window
+    length is now the shape of the Input.
+    """
+    return keras.Sequential([
+        keras.Input((window,), dtype="int32"),
+        layers.Embedding(vocabulary, embedding),
+        layers.LSTM(units),
+        layers.Dense(vocabulary, activation="softmax"),
+    ], name="text_lstm")
+
+
+SEQUENCE_LAYERS = ("lstm", "gru", "conv1d")
+
+
+def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):
+    """Review sentiment from word ids: Embedding -> LSTM | GRU | Conv1D + max-pool -> sigmoid.
+
+    The recurrent layers skip the padding zeros (mask_zero); Conv1D cannot use a mask, so
+    its variant reads the padding and max-pools over it.
+    """
+    if kind not in SEQUENCE_LAYERS:
+        raise ValueError(f"kind must be one of {', '.join(SEQUENCE_LAYERS)}, got {kind!r}.")
+    middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)],
+              "conv1d": [layers.Conv1D(units, 5, activation="relu"),
+                         layers.GlobalMaxPooling1D()]}[kind]
+    return keras.Sequential([
+        keras.Input((length,), dtype="int32"),
+        layers.Embedding(vocabulary, embedding, mask_zero=kind != "conv1d"),
+        *middle,
+        layers.Dense(1, activation="sigmoid"),
+    ], name=f"sentiment_{kind}")
+
+
+# --- transfer learning: an ImageNet base without its top, and a new head ---------------------
+
+# name: (Keras application, its input preprocessing, constructor arguments)
+BASES = {
+    "mobilenet_0.25": (keras.applications.MobileNet, keras.applications.mobilenet.preprocess_input,
+                       {"alpha": 0.25}),
+    "mobilenet_v2": (keras.applications.MobileNetV2,
+                     keras.applications.mobilenet_v2.preprocess_input, {}),
+    "vgg16": (keras.applications.VGG16, keras.applications.vgg16.preprocess_input, {}),
+}
+
+
+def imagenet_base(name="mobilenet_0.25", image_size=160, pretrained=True):
+    """A convolutional base without its ImageNet top; input 0..255 pixels, output a feature map.
+
+    `mobilenet_0.25` loads the embedded weights (sha256 checked, offline). `vgg16` and
+    `mobilenet_v2` download theirs via keras.applications; offline they fall back to the
+    embedded MobileNet with a one-line notice. The model's name says which weights it has.
+    A pretrained base comes frozen, its BatchNorm layers in inference mode for good.
+    """
+    from . import data
+
+    if name not in BASES:
+        raise KeyError(f"Unknown base {name!r}; choose one of {', '.join(BASES)}.")
+    application, preprocess, kwargs = BASES[name]
+    shape = (image_size, image_size, 3)
+    weights = "imagenet" if pretrained else None
+    if pretrained and name == "mobilenet_0.25":
+        weights = str(data.pretrained_weights(name))
+    try:
+        base = application(include_top=False, weights=weights, input_shape=shape, **kwargs)
+    except Exception as e:  # no network, or a download that failed its checksum
+        if weights != "imagenet":
+            raise
+        print(f"Notice: no {name} ImageNet weights ({str(e)[:160]}); "
+              "using the embedded MobileNet (alpha 0.25) instead.")
+        return imagenet_base("mobilenet_0.25", image_size)
+    base.trainable = not pretrained
+    inputs = keras.Input(shape)
+    features = base(preprocess(inputs), training=False if pretrained else None)
+    kind = "imagenet" if pretrained else "random"
+    return keras.Model(inputs, features, name=f"{name}_{kind}_{image_size}px")
+
+
+def classifier_head(input_shape, classes, units=256, dropout=0.5):
+    """The primer's new head: Flatten -> Dense(256, relu) -> Dense(classes, softmax),
+    with Dropout before the output (few training pictures, many head weights)."""
+    return keras.Sequential([
+        keras.Input(tuple(input_shape)),
+        layers.Flatten(),
+        layers.Dense(units, activation="relu"),
+        layers.Dropout(dropout),
+        layers.Dense(classes, activation="softmax"),
+    ], name="head")
+
+
+def transfer_model(name="mobilenet_0.25", image_size=160, classes=10, pretrained=True):
+    """Base + new head in one model: the primer's VGG16 example with any base in BASES."""
+    base = imagenet_base(name, image_size, pretrained)
+    head = classifier_head(base.output_shape[1:], classes)
+    return keras.Sequential([base, head], name=f"{base.name}_with_head")
+
+
+def extract_features(extractor, dataset):
+    """Run every batch of `dataset` through `extractor` once: (features, labels) arrays.
+
+    Images and labels are taken from the same pass, so a shuffling pipeline stays aligned.
+    """
+    import numpy as np
+
+    features, labels = [], []
+    for images, batch_labels in dataset:
+        features.append(extractor.predict_on_batch(images))
+        labels.append(keras.ops.convert_to_numpy(batch_labels))
+    return np.concatenate(features), np.concatenate(labels)
+
+
 MODELS = {"mnist_cnn": mnist_cnn, "cats_dogs_original": cats_dogs_original,
           "cats_dogs_net": cats_dogs_net,
           "cats_dogs_transfer": cats_dogs_transfer, "cifar10_net": cifar10_net,
-          "cats_dogs_deep": cats_dogs_deep}
+          "cats_dogs_deep": cats_dogs_deep,
+          "text_lstm": text_lstm, "sentiment_net": sentiment_net, "imagenet_base": imagenet_base,
+          "classifier_head": classifier_head, "transfer_model": transfer_model}
 
 
 def build(name, **kwargs):

@@ -1,0 +1,125 @@
+"""The networks of notebooks 02 and 03: shapes, parameter counts, masks, frozen bases."""
+
+from helpers import data, models
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+
+def test_text_lstm_matches_the_primer():
+    model = models.text_lstm()
+    assert model.input_shape == (None, 20) and model.output_shape == (None, 1000)
+    embedding = 1000 * 128
+    lstm = 4 * (128 * (128 + 128) + 128)  # four gates, each a Dense over [input, state]
+    dense = 128 * 1000 + 1000
+    assert model.count_params() == embedding + lstm + dense == 388_584
+
+
+def test_text_lstm_outputs_a_distribution():
+    probs = keras.ops.convert_to_numpy(models.text_lstm()(np.zeros((2, 20), "int32")))
+    assert probs.shape == (2, 1000)
+    assert np.allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind, middle", [
+    ("lstm", 4 * (32 * (64 + 32) + 32)),
+    ("gru", 3 * (32 * (64 + 32) + 2 * 32)),  # Keras 3 GRU: reset_after, two biases per gate
+    ("conv1d", 5 * 64 * 32 + 32),
+])
+def test_sentiment_nets_param_counts(kind, middle):
+    model = models.sentiment_net(kind)
+    assert model.input_shape == (None, 200) and model.output_shape == (None, 1)
+    assert model.count_params() == 10_000 * 64 + middle + 33
+
+
+def test_recurrent_sentiment_nets_skip_padding_and_conv_does_not():
+    masks = {kind: models.sentiment_net(kind).layers[0].mask_zero
+             for kind in models.SEQUENCE_LAYERS}
+    assert masks == {"lstm": True, "gru": True, "conv1d": False}
+
+
+def test_lstm_result_does_not_depend_on_padding_length():
+    padded = models.sentiment_net("lstm", vocabulary=50, length=12)
+    exact = models.sentiment_net("lstm", vocabulary=50, length=3)
+    exact.set_weights(padded.get_weights())
+    a = keras.ops.convert_to_numpy(padded(np.array([[5, 7, 9] + [0] * 9])))
+    b = keras.ops.convert_to_numpy(exact(np.array([[5, 7, 9]])))
+    assert np.allclose(a, b, atol=1e-6)
+
+
+def test_unknown_sentiment_kind_lists_the_choices():
+    with pytest.raises(ValueError, match="lstm, gru, conv1d"):
+        models.sentiment_net("transformer")
+
+
+def test_embedded_mobilenet_base_is_frozen_and_loads_the_real_weights():
+    base = models.imagenet_base("mobilenet_0.25", 160)
+    assert base.name == "mobilenet_0.25_imagenet_160px"
+    assert base.output_shape == (None, 5, 5, 256)
+    assert base.count_params() == 218_544 and not base.trainable_weights
+    reference = keras.applications.MobileNet(alpha=0.25, include_top=False,
+                                             input_shape=(160, 160, 3),
+                                             weights=str(data.pretrained_weights()))
+    first = base.get_layer("mobilenet_0.25_160").get_layer("conv1").get_weights()[0]
+    assert np.array_equal(first, reference.get_layer("conv1").get_weights()[0])
+
+
+def test_base_takes_raw_pixels_and_preprocesses_them():
+    base = models.imagenet_base("mobilenet_0.25", 128)
+    pixels = np.random.default_rng(0).uniform(0, 255, (2, 128, 128, 3)).astype("float32")
+    inner = base.get_layer("mobilenet_0.25_128")
+    expected = inner(keras.applications.mobilenet.preprocess_input(pixels.copy()), training=False)
+    assert np.allclose(base.predict(pixels, verbose=0), keras.ops.convert_to_numpy(expected),
+                       atol=1e-4)
+
+
+def test_random_base_is_trainable():
+    base = models.imagenet_base("mobilenet_0.25", 128, pretrained=False)
+    assert base.name == "mobilenet_0.25_random_128px" and base.trainable_weights
+
+
+def test_downloaded_base_falls_back_to_embedded_mobilenet_offline(monkeypatch, capsys):
+    def offline(**kwargs):
+        raise ConnectionError("no network")
+
+    monkeypatch.setitem(models.BASES, "vgg16", (offline, lambda x: x, {}))
+    base = models.imagenet_base("vgg16", 160)
+    assert base.name == "mobilenet_0.25_imagenet_160px"
+    assert "using the embedded MobileNet" in capsys.readouterr().out
+
+
+def test_unknown_base_lists_the_choices():
+    with pytest.raises(KeyError, match="vgg16"):
+        models.imagenet_base("resnet50")
+
+
+def test_primer_head_param_count():
+    head = models.classifier_head((5, 5, 256), 10)
+    assert head.output_shape == (None, 10)
+    assert head.count_params() == (5 * 5 * 256 * 256 + 256) + (256 * 10 + 10)
+
+
+def test_transfer_model_trains_only_its_head():
+    model = models.transfer_model("mobilenet_0.25", 128, classes=2)
+    head_params = 4 * 4 * 256 * 256 + 256 + 256 * 2 + 2
+    assert sum(int(np.prod(w.shape)) for w in model.trainable_weights) == head_params
+    assert model.output_shape == (None, 2)
+
+
+def test_extract_features_keeps_labels_aligned_with_a_shuffling_pipeline():
+    images = np.arange(10, dtype="float32")[:, None, None, None] * np.ones((1, 4, 4, 3), "float32")
+    labels = np.arange(10)
+    ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(10, seed=1).batch(3)
+    extractor = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.GlobalAveragePooling2D()])
+    features, got = models.extract_features(extractor, ds)
+    assert features.shape == (10, 3)
+    assert np.array_equal(features[:, 0], got.astype("float32"))
+    assert sorted(got.tolist()) == labels.tolist()
+
+
+def test_new_models_are_listed():
+    for name in ("text_lstm", "sentiment_net", "imagenet_base", "classifier_head",
+                 "transfer_model"):
+        assert name in models.MODELS
