@@ -194,3 +194,16 @@ def test_the_measured_peak_is_the_best_multiply_seen(monkeypatch):
     assert bench.measured_peak("cpu:0", sizes=(64,), tries=2)["flops_per_s"] == 7.0
     assert bench.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 7.0  # a slow one: kept
     assert bench.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 9.0
+
+
+def test_stacked_bars_and_utilization_grid_draw_every_part():
+    from helpers import monitor, plots
+
+    fig = plots.stacked_bars({"a": {"computing": 2.0, "waiting": 1.0}, "b": {"computing": 3.0}},
+                             "ms per picture")
+    heights = sorted(round(p.get_height(), 1) for p in fig.axes[0].patches)
+    assert heights == [0.0, 1.0, 2.0, 3.0]  # b has no waiting part: a bar of height 0
+    with monitor.Utilization(interval=0.02, gpus=False) as usage:
+        sum(range(100000))
+    fig = plots.utilization_grid({"one": usage, "two": usage, "three": usage}, columns=2)
+    assert sum(bool(ax.lines) for ax in fig.axes) == 3 and len(fig.axes) == 4
