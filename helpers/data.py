@@ -228,6 +228,14 @@ def class_folders(root):
     return classes
 
 
+def shown(path):
+    """A path as a learner should see it: relative to the course folder when inside it."""
+    try:
+        return Path(path).resolve().relative_to(config.ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def labelled_files(root, limit=None, seed=config.SEED):
     """(paths, labels, class_names) of the usable images in class folders; reports the rest."""
     classes = class_folders(root)
@@ -235,7 +243,7 @@ def labelled_files(root, limit=None, seed=config.SEED):
     for label, name in enumerate(classes):
         report = check_images(Path(root) / name)
         for path, why in report.bad:
-            print(f"Skipped {path}: {why}")
+            print(f"Skipped {shown(path)}: {why}")
         skipped += len(report.bad)
         if not report.good:
             raise ValueError(f"Class folder {Path(root) / name} has no usable images.")
@@ -244,7 +252,7 @@ def labelled_files(root, limit=None, seed=config.SEED):
     order = list(range(len(paths)))
     random.Random(seed).shuffle(order)
     order = order[:limit] if limit else order
-    print(f"{root}: {len(order)} images in {len(classes)} classes "
+    print(f"{shown(root)}: {len(order)} images in {len(classes)} classes "
           f"({', '.join(classes)}), {skipped} skipped")
     return [paths[i] for i in order], [labels[i] for i in order], classes
 
