@@ -514,8 +514,11 @@ def main(argv=None):
     command = f"{env + ' ' if env else ''}python -m helpers.bench {shlex.join(argv)}"
     records = []
     for model, device, batch, source, workers, mp in _plan(args):
-        record = run(model, device, batch, source, args.steps, args.warmup, workers, mp,
-                     args.dtype, command=command)
+        try:
+            record = run(model, device, batch, source, args.steps, args.warmup, workers, mp,
+                         args.dtype, command=command)
+        except ValueError as e:  # a bad combination of options: say which, without a traceback
+            raise SystemExit(f"python -m helpers.bench: {e}") from e
         records.append(record)
         saved = f"  -> {save(record)}" if args.record else ""
         print(f"{model} {device} b{record['batch_size']} {source}: "

@@ -30,7 +30,8 @@ def utilization(monitor, title="Utilisation while training"):
                                 and k.startswith("gpu")) if monitor.samples else []
     for key in keys:
         t, v = monitor.series(key)
-        ax.plot(t, v, label=key.replace("_pct", "").upper() + " %")
+        line, = ax.plot(t, v, label=key.replace("_pct", "").upper() + " %")
+        ax.fill_between(t, v, color=line.get_color(), alpha=0.4)  # busy time as an area
     for t, label in monitor.marks:
         ax.axvline(t, color="grey", lw=0.8, ls=":")
         ax.text(t, 101, label, rotation=90, fontsize=7, va="bottom", ha="right")
@@ -151,7 +152,7 @@ def utilization_grid(monitors, key="cpu_pct", columns=4, title="CPU utilisation 
     for ax, (label, usage) in zip(axes.flat, monitors.items()):
         t, v = usage.series(key)
         ax.plot(t, v, color="tab:blue", lw=1)
-        ax.fill_between(t, v, alpha=0.2)
+        ax.fill_between(t, v, alpha=0.4)
         ax.set(ylim=(0, 105), title=label)
         ax.title.set_fontsize(8)
         ax.tick_params(labelsize=7)

@@ -112,6 +112,8 @@ def test_cli_help_and_missing_model(capsys):
     assert done.value.code == 0 and "--record" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="cifar10_net"):
         bench.main([])
+    with pytest.raises(SystemExit, match="no JPEG source"):
+        bench.main(["--model", "mnist_cnn", "--source", "jpeg", "--steps", "3"])
 
 
 def test_published_figures_are_labelled_as_the_sources():
