@@ -119,8 +119,9 @@ def paired_bars(labels, ours, reference, ylabel, errors=None, names=("here", "re
     known = [(i, v) for i, v in enumerate(reference) if v is not None]
     ax.bar([x[i] + 0.2 for i, _ in known], [v for _, v in known], 0.4, color="white",
            edgecolor="tab:red", hatch="//", label=names[1])
-    ax.set(xticks=x, xticklabels=labels, ylabel=ylabel, title=title)
-    ax.legend(loc="lower right")
+    top = max([*ours, *(v for _, v in known)])
+    ax.set(xticks=x, xticklabels=labels, ylabel=ylabel, title=title, ylim=(0, 1.3 * top))
+    ax.legend(loc="upper left", ncol=2)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return fig

@@ -133,3 +133,14 @@ def test_a_saved_step_loads_again_with_its_augmentation(tmp_path):
                                again.predict(pictures, verbose=0), rtol=1e-6)
     shear = again.get_layer("augmentation").layers[0]
     assert shear.x_factor == shear.y_factor == (-0.2, 0.2)
+
+
+def test_paired_bars_draw_ours_with_error_bars_and_only_known_reference_values():
+    from helpers import plots
+
+    fig = plots.paired_bars(["0", "transfer"], [67.0, 87.0], [80, None], "accuracy (%)",
+                            errors=[4.0, 1.0], names=("here", "source"))
+    ax = fig.axes[0]
+    assert len(ax.patches) == 3  # two of ours, one of the source's
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["here", "source"]
+    assert ax.get_ylim()[1] > 87.0

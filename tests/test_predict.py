@@ -101,3 +101,12 @@ def test_a_missing_model_is_trained_saved_and_then_loaded(profile, monkeypatch, 
     again = predict.trained_cats_dogs()
     assert "Loaded" in capsys.readouterr().out
     assert again.count_params() == model.count_params() == 813_217
+
+
+def test_heat_maps_are_laid_over_their_pictures():
+    from helpers import plots
+
+    pictures = np.zeros((3, 8, 8, 3), "float32")
+    fig = plots.overlays(pictures, np.ones((3, 8, 8)), titles=["a", "b", "c"], columns=2)
+    shown = [ax for ax in fig.axes if ax.images]
+    assert len(shown) == 3 and all(len(ax.images) == 2 for ax in shown)
