@@ -39,7 +39,9 @@ MODELS = {
 }
 SOURCES = {
     "synthetic": "random pictures held in memory: no input work at all (any Keras backend)",
-    "jpeg": "the course's tf.data pipeline: JPEGs decoded in parallel, cached, prefetched",
+    "jpeg": "the course's tf.data pipeline: JPEGs decoded in parallel, cached, prefetched; "
+            "timed after one full pass (as in every epoch after the first), the first pass "
+            "is recorded too",
     "python": "Keras 2 style: a PyDataset decodes and augments each batch in Python (PIL)",
 }
 TRAINING_FLOPS_FACTOR = 3  # backward pass ~ 2x forward: gradients for inputs and for weights
@@ -163,10 +165,10 @@ def synthetic_data(model, batch_size, batches, seed=config.SEED):
     return rng.integers(0, 256, size=shape, dtype=np.uint8), labels.astype("float32")
 
 
-def time_fit(model, data, batch_size, steps, warmup):
-    """Step times (s) of `steps` timed training steps after `warmup` steps.
-
-    `data` is (x, y) arrays (repeated over several epochs) or a repeating dataset/PyDataset.
+def time_fit(model, data, batch_size, steps, warmup, everything=False):
+    """Step times (s) of `steps` timed training steps after `warmup` steps (`everything`:
+    of the warm-up steps too). `data` is (x, y) arrays (repeated over several epochs) or a
+    repeating dataset/PyDataset.
     """
     clock = StepClock()
     needed = warmup + steps
@@ -178,7 +180,7 @@ def time_fit(model, data, batch_size, steps, warmup):
     else:
         model.fit(data, steps_per_epoch=needed + 1, epochs=1, verbose=0, shuffle=False,
                   callbacks=[clock])
-    return clock.intervals[warmup:needed]
+    return clock.intervals[:needed] if everything else clock.intervals[warmup:needed]
 
 
 def _real_data(source, name, model, batch_size, steps, workers, use_multiprocessing):
@@ -191,11 +193,13 @@ def _real_data(source, name, model, batch_size, steps, workers, use_multiprocess
         paths, labels, _ = data.labelled_files(data.source("cifar10")[1])
     else:
         paths, labels = pipelines.train_files()
+    per_pass = len(paths) // batch_size
     if source == "jpeg":
-        return data.image_pipeline(paths, labels, size, batch_size, shuffle=True).repeat()
-    repeat = math.ceil((steps + 10) / (len(paths) // batch_size))
-    return pipelines.PillowBatches(paths, labels, size, batch_size, repeat=repeat,
-                                   workers=workers, use_multiprocessing=use_multiprocessing)
+        pipeline = data.image_pipeline(paths, labels, size, batch_size, shuffle=True)
+        return pipeline.repeat(), per_pass
+    repeat = math.ceil((steps + 10) / per_pass)
+    return pipelines.PillowBatches(paths, labels, size, batch_size, repeat=repeat, workers=workers,
+                                   use_multiprocessing=use_multiprocessing), None
 
 
 def _stats(intervals, batch_size):
@@ -235,12 +239,18 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source="syn
     try:
         with keras.device(device):
             net = build(model, augment=augment)
-            timed = {}
+            timed, warmup_used = {}, warmup
             if source != "synthetic":
-                real = (_real_data(source, model, net, batch_size, steps + warmup, workers,
-                                   use_multiprocessing) if named else source)
+                real, per_pass = (_real_data(source, model, net, batch_size, steps + warmup,
+                                             workers, use_multiprocessing) if named
+                                  else (source, None))
+                # jpeg: time the steady state, after one full pass has filled the cache
+                steady = max(warmup, per_pass + 1) if per_pass else warmup
                 _mark(usage, f"{label or source} start")
-                timed["real"] = time_fit(net, real, batch_size, steps, warmup)
+                times = time_fit(net, real, batch_size, steps, steady, everything=True)
+                timed["real"], warmup_used = times[steady:], steady
+                if per_pass and per_pass > warmup:
+                    timed["first_pass"] = times[warmup:min(per_pass, warmup + steps)]
             if baseline is None or source == "synthetic":
                 batches = max(2, min(steps + warmup + 1, (256 << 20) // (
                     batch_size * math.prod(net.input_shape[1:]))))
@@ -251,7 +261,7 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source="syn
     finally:
         keras.config.set_dtype_policy(previous_policy)
     return _record(model, net, device, batch_size, source if named else (label or "custom"),
-                   steps, warmup, workers, use_multiprocessing, dtype, timed, baseline, usage,
+                   steps, warmup_used, workers, use_multiprocessing, dtype, timed, baseline, usage,
                    command)
 
 
@@ -277,6 +287,8 @@ def _record(name, net, device, batch_size, source, steps, warmup, workers, multi
         "augment_in_model": any(layer.name == "augmentation" for layer in net.layers),
         "warmup_steps": warmup, "timed_steps": steps, **stats,
         "synthetic_images_per_s": synthetic,
+        "first_pass_images_per_s": (_stats(timed["first_pass"], batch_size)["images_per_s"]
+                                    if timed.get("first_pass") else None),
         "ratio_to_synthetic": stats["images_per_s"] / synthetic,
         "input_wait_share": max(0.0, 1 - stats["images_per_s"] / synthetic),
         "forward_flops_per_image": forward,
@@ -429,6 +441,9 @@ def targets(records):
         if r:
             lines.append(_verdict(f"{name}: real-JPEG pipeline / synthetic",
                                   r["ratio_to_synthetic"], 0.95))
+            if r.get("first_pass_images_per_s"):
+                lines.append(f"  (first pass, while decoding: "
+                             f"{r['first_pass_images_per_s'] / r['synthetic_images_per_s']:.0%})")
     jpeg, python = find("cats_dogs_original", "jpeg"), find("cats_dogs_original", "python", 1)
     if jpeg and python:
         lines.append(_verdict("cats_dogs_original: tf.data pipeline / 1-worker Python loader",
