@@ -62,6 +62,15 @@ def write_index(runs):
         f"<th>run time</th><th>status</th></tr>{rows}</table>")
 
 
+def merge_runs(path, runs):
+    """Earlier runs from `path` that are still notebooks, replaced by this call's `runs`."""
+    earlier = json.loads(path.read_text()) if path.exists() else []
+    names = {p.stem for p in notebooks()}
+    merged = {r["name"]: r for r in earlier if r["name"] in names}
+    merged.update({r["name"]: r for r in runs})
+    return [merged[name] for name in sorted(merged)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
@@ -86,9 +95,10 @@ def main():
         runs.append({"name": path.stem, "title": (titles or [path.stem])[0],
                      "profile": args.profile, "seconds": seconds, "status": status})
         print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}", flush=True)
+    print(f"total {sum(r['seconds'] for r in runs):.0f} s; open build/index.html")
+    runs = merge_runs(BUILD / "run.json", runs)  # keep the notebooks this call did not run
     (BUILD / "run.json").write_text(json.dumps(runs, indent=1))
     write_index(runs)
-    print(f"total {sum(r['seconds'] for r in runs):.0f} s; open build/index.html")
     return 1 if failed else 0
 
 
