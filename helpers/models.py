@@ -80,6 +80,10 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     """
     if str(step) not in LADDER:
         raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
+    unknown = set(changes) - set(LADDER["0"])
+    if unknown:
+        raise TypeError(f"cats_dogs_net() got unknown settings {sorted(unknown)}; "
+                        f"a step can change {', '.join(LADDER['0'])}.")
     cfg = {**LADDER[str(step)], **changes}
     size = cfg["image_size"]
     smallest = min_image_size(len(cfg["filters"]))

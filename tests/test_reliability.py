@@ -93,6 +93,8 @@ def test_wrong_arguments_name_the_valid_choices():
         data.source("coco")
     with pytest.raises(KeyError, match="0, 1, 2, 2b, 3"):
         models.cats_dogs_net("4")
+    with pytest.raises(TypeError, match="unknown settings.*'imagesize'.*image_size"):
+        models.cats_dogs_net("2", imagesize=128)
     with pytest.raises(ValueError, match="too small for ladder step 3.*46 px"):
         models.cats_dogs_net("3", image_size=32)
     with pytest.raises(ValueError, match="split must be 'train' or 'validation'"):
