@@ -221,15 +221,9 @@ def imagenet_labels(path=None):
 
 def picture(path, size):
     """One picture as a (1, size, size, 3) float32 batch of 0..255 pixels."""
-    import tensorflow as tf
+    from .predict import load_pictures
 
-    from .images import check_image
-
-    ok, why = check_image(path)
-    if not ok:
-        raise ValueError(f"{path} cannot be used: {why}.")
-    image = tf.io.decode_image(tf.io.read_file(str(path)), channels=3, expand_animations=False)
-    return tf.image.resize(image, (size, size)).numpy()[None]
+    return load_pictures([path], size)
 
 
 def top5(classifier, path, labels):

@@ -19,18 +19,14 @@ def model_path(name="cats_dogs_original"):
     return config.BUILD_DIR / "models" / f"{name}_{config.profile()}.keras"
 
 
-def _shown(path):
-    return path.relative_to(config.ROOT) if path.is_relative_to(config.ROOT) else path
-
-
 def trained_cats_dogs():
     """The model notebook 04 saved for this profile; without one, train step 0 now and save it."""
     path = model_path()
     if path.exists():
-        print(f"Loaded {_shown(path)}")
+        print(f"Loaded {data.shown(path)}")
         return keras.saving.load_model(path)
     s = config.settings("cats_dogs")
-    print(f"{_shown(path)} is missing (run notebook 04 for it); "
+    print(f"{data.shown(path)} is missing (run notebook 04 for it); "
           f"training the original net for {s.epochs} epochs instead.")
     config.set_seed()
     model = models.cats_dogs_net("0", seed=config.SEED)
