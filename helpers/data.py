@@ -257,6 +257,15 @@ def labelled_files(root, limit=None, seed=config.SEED):
     return [paths[i] for i in order], [labels[i] for i in order], classes
 
 
+def read_picture(path, size):
+    """Decode one picture file (JPEG, PNG, GIF, BMP, WebP) to RGB and resize it to `size`
+    (height, width): float32 pixels 0..255. Training, prediction and benchmarks all use it."""
+    import tensorflow as tf
+
+    image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
+    return tf.image.resize(image, size)
+
+
 def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED):
     """tf.data: decode and resize in parallel once, cache, (shuffle), batch, prefetch."""
     import tensorflow as tf
@@ -266,9 +275,7 @@ def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=co
     size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
 
     def load(path, label):
-        image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
-        image = tf.image.resize(image, size)  # float32, values 0..255
-        return image, label
+        return read_picture(path, size), label
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
     ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()

@@ -16,7 +16,7 @@ import keras
 import numpy as np
 from PIL import Image
 
-from . import config
+from . import config, data
 
 
 class PillowBatches(keras.utils.PyDataset):
@@ -76,8 +76,7 @@ def tf_data(paths, labels, image_size, batch_size, parallel=True, cache=True, pr
     size = (image_size, image_size)
 
     def load(path, label):
-        image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
-        return tf.image.resize(image, size), tf.cast(label, tf.float32)
+        return data.read_picture(path, size), tf.cast(label, tf.float32)
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
     ds = ds.map(load, num_parallel_calls=calls, deterministic=False if parallel else None)
@@ -91,8 +90,6 @@ def tf_data(paths, labels, image_size, batch_size, parallel=True, cache=True, pr
 
 def train_files(limit=None):
     """(paths, labels) of the cat/dog training pictures of the active profile's dataset."""
-    from . import data
-
     kind, root = data.source("cats_dogs")
     folder = root / "train" if kind == "sample" else root / "PetImages"
     paths, labels, _ = data.labelled_files(folder, limit)

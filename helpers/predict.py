@@ -41,16 +41,13 @@ def trained_cats_dogs():
 def load_pictures(paths, image_size):
     """Pictures as one float32 batch (N, size, size, 3) of 0..255 pixels, resized the way
     the training pipeline resizes. An unusable file is an error naming the file and why."""
-    import tensorflow as tf
 
     batch = []
     for path in paths:
         ok, why = images.check_image(path)
         if not ok:
             raise ValueError(f"{path} cannot be used: {why}. Remove it or replace it.")
-        picture = tf.io.decode_image(tf.io.read_file(str(path)), channels=3,
-                                     expand_animations=False)
-        batch.append(tf.image.resize(picture, (image_size, image_size)).numpy())
+        batch.append(data.read_picture(str(path), (image_size, image_size)).numpy())
     if not batch:
         raise ValueError("No pictures given: pass a list of image files.")
     return np.stack(batch)
