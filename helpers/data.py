@@ -7,7 +7,6 @@ Loaders return tf.data pipelines: decode once, cache, parallel map, prefetch.
 
 import gzip
 import hashlib
-import os
 import posixpath
 import random
 import re
@@ -449,9 +448,3 @@ def sample_pictures():
     """The out-of-dataset pictures (cat, bird, parrot, sunflower, Grace Hopper), sorted."""
     folder = sample_path("sample_images")
     return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".png"))
-
-
-def cache_is_writable():
-    """Whether the download cache folder can be written (Colab, read-only homes)."""
-    config.CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    return os.access(config.CACHE_DIR, os.W_OK)
