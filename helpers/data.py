@@ -7,6 +7,7 @@ Loaders return tf.data pipelines: decode once, cache, parallel map, prefetch.
 
 import gzip
 import hashlib
+import os
 import posixpath
 import random
 import re
@@ -238,12 +239,13 @@ def shown(path):
 def labelled_files(root, limit=None, seed=config.SEED):
     """(paths, labels, class_names) of the usable images in class folders; reports the rest."""
     classes = class_folders(root)
-    paths, labels, skipped = [], [], 0
+    paths, labels, skipped, decoded, seconds = [], [], 0, 0, 0.0
     for label, name in enumerate(classes):
         report = check_images(Path(root) / name)
         for path, why in report.bad:
             print(f"Skipped {shown(path)}: {why}")
         skipped += len(report.bad)
+        decoded, seconds = decoded + report.decoded, seconds + report.seconds
         if not report.good:
             raise ValueError(f"Class folder {Path(root) / name} has no usable images.")
         paths += [str(p) for p in report.good]
@@ -251,8 +253,10 @@ def labelled_files(root, limit=None, seed=config.SEED):
     order = list(range(len(paths)))
     random.Random(seed).shuffle(order)
     order = order[:limit] if limit else order
+    checked = len(paths) + skipped
     print(f"{shown(root)}: {len(order)} images in {len(classes)} classes "
-          f"({', '.join(classes)}), {skipped} skipped")
+          f"({', '.join(classes)}), {skipped} skipped; checked {checked} files in {seconds:.1f} s "
+          f"({decoded} decoded, {checked - decoded} unchanged since their last check)")
     return [paths[i] for i in order], [labels[i] for i in order], classes
 
 
@@ -266,21 +270,22 @@ def read_picture(path, size):
 
 
 def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED):
-    """tf.data: decode and resize in parallel once, cache, (shuffle), batch, prefetch."""
+    """tf.data: decode and resize in parallel once, cache as uint8, (shuffle), batch, prefetch."""
     import tensorflow as tf
 
     if batch_size < 1:
         raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
     size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
 
-    def load(path, label):
-        return read_picture(path, size), label
+    def load(path, label):  # kept as uint8 (a quarter of float32's memory), float32 out
+        return tf.saturate_cast(tf.round(read_picture(path, size)), tf.uint8), label
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
     ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
     if shuffle:
         ds = ds.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
-    return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size).map(lambda x, y: (tf.cast(x, tf.float32), y))
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
 def split_files(paths, labels, validation_fraction=0.2):
@@ -289,21 +294,61 @@ def split_files(paths, labels, validation_fraction=0.2):
     return (paths[n_val:], labels[n_val:]), (paths[:n_val], labels[:n_val])
 
 
-def cats_dogs(split="train", image_size=64, batch_size=None, limit=None):
-    """Cats vs dogs as a tf.data pipeline of (image 0..255 float32, label 0=cat 1=dog)."""
+# Split folder names of a cat/dog folder: the tutorial's, or the course sample's.
+CATS_DOGS_SPLITS = {"train": ("training_set", "train"), "validation": ("test_set", "validation")}
+# The tutorial's sizes per class: 4,000 training and 1,000 validation pictures (`full`).
+TUTORIAL_PER_CLASS = {"train": 4000, "validation": 1000}
+
+
+def split_folder(root, split):
+    """The folder of one split in a cat/dog folder laid out like the tutorial's
+    (training_set/test_set) or like the sample (train/validation), with class sub-folders."""
+    root = Path(root)
+    for name in CATS_DOGS_SPLITS[split]:
+        if (root / name).is_dir():
+            return root / name
+    names = " or ".join(f"{name}/" for name in CATS_DOGS_SPLITS[split])
+    raise FileNotFoundError(
+        f"{root} has no {names} folder for the {split} pictures. A cat/dog folder holds "
+        "training_set/ and test_set/ (the tutorial's layout) or train/ and validation/, "
+        "each with one sub-folder per class (cats/, dogs/).")
+
+
+def cats_dogs_files(split, root=None):
+    """(paths, labels, classes) of one cat/dog split, from the first of: `root`, the folder
+    in COURSE_CATS_DOGS, the full Kaggle set (`full`, downloaded), the embedded sample."""
+    root = root or os.environ.get("COURSE_CATS_DOGS")
+    if root:
+        return labelled_files(split_folder(root, split))
+    kind, folder = source("cats_dogs")
+    if kind == "sample":
+        return labelled_files(folder / split)
+    # Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
+    # seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures
+    paths, labels, classes = labelled_files(folder / "PetImages")
+    chosen = []
+    for label in range(len(classes)):
+        mine = [i for i, y in enumerate(labels) if y == label]
+        n_val = min(TUTORIAL_PER_CLASS["validation"], round(len(mine) * 0.2))
+        n_train = TUTORIAL_PER_CLASS["train"]
+        chosen += mine[:n_val] if split == "validation" else mine[n_val:n_val + n_train]
+    chosen.sort()
+    return [paths[i] for i in chosen], [labels[i] for i in chosen], classes
+
+
+def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=None):
+    """Cats vs dogs as a tf.data pipeline of (image 0..255 float32, label 0=cat 1=dog).
+
+    Pictures come from `root`, else COURSE_CATS_DOGS, else the profile's data (see
+    `cats_dogs_files`); `limit` keeps the first pictures of the seeded shuffle.
+    """
     if split not in ("train", "validation"):
         raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
     s = config.settings("cats_dogs")
     batch_size = batch_size or s.batch
     limit = limit or (s.train if split == "train" else s.val)
-    kind, root = source("cats_dogs")
-    if kind == "sample":
-        paths, labels, classes = labelled_files(root / split, limit)
-    else:
-        paths, labels, classes = labelled_files(root / "PetImages")
-        train, val = split_files(paths, labels)
-        paths, labels = (train if split == "train" else val)
-        paths, labels = paths[:limit] if limit else paths, labels[:limit] if limit else labels
+    paths, labels, classes = cats_dogs_files(split, root)
+    paths, labels = paths[:limit] if limit else paths, labels[:limit] if limit else labels
     ds = image_pipeline(paths, labels, image_size, batch_size, shuffle=(split == "train"))
     ds.class_names, ds.num_examples = classes, len(paths)
     return ds

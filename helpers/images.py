@@ -1,15 +1,21 @@
 """Find the image files a training pipeline can use, and report every one it cannot.
 
 Every file is fully decoded (not just its header): a truncated JPEG only shows up
-when its last rows are read.
+when its last rows are read. The verdict on each file of a folder is kept in the course
+cache, keyed by path, size and modification time, so an unchanged file is decoded once.
 """
 
+import hashlib
+import json
 import os
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from PIL import Image
+
+from . import config
 
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
@@ -26,6 +32,8 @@ class ImageReport:
     good: list = field(default_factory=list)
     bad: list = field(default_factory=list)  # (path, reason): skipped
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
+    decoded: int = 0  # files decoded now (the others had an up-to-date verdict in the cache)
+    seconds: float = 0.0  # time the check took
 
     def summary(self):
         text = f"{len(self.good)} usable images, {len(self.bad)} skipped"
@@ -85,8 +93,38 @@ def _walk(folder):
     return files
 
 
+def verdict_file(folder):
+    """Where the verdicts on the files below `folder` are kept (in the cache, never there)."""
+    key = hashlib.sha1(str(Path(folder).resolve()).encode()).hexdigest()[:16]
+    return config.CACHE_DIR / "image_checks" / f"{key}.json"
+
+
+def _load_verdicts(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):  # none yet, or a cache cut off mid-write: check again
+        return {}
+
+
+def _save_verdicts(path, verdicts):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(verdicts))
+        os.replace(partial, path)
+    except OSError as e:  # a read-only cache costs time on the next load, nothing else
+        print(f"Notice: could not keep the image checks in {path.parent} ({e}); "
+              "set COURSE_CACHE to a writable folder to check each file only once.")
+
+
 def check_images(folder_or_files):
-    """Check every image below a folder (or in a list of paths); returns an ImageReport."""
+    """Check every image below a folder (or in a list of paths); returns an ImageReport.
+
+    Below a folder, a file whose path, size and modification time are unchanged since its
+    last check keeps its verdict from the cache; a new or changed file is decoded again.
+    """
+    start = time.perf_counter()
+    folder = None
     if isinstance(folder_or_files, (str, os.PathLike)):
         folder = Path(folder_or_files)
         if not folder.is_dir():
@@ -94,13 +132,31 @@ def check_images(folder_or_files):
         files = _walk(folder)
     else:
         files = [Path(p) for p in folder_or_files]
+    cache = verdict_file(folder) if folder else None
+    old = _load_verdicts(cache) if cache else {}
+    verdicts = {}
     report = ImageReport()
     for path in files:
-        ok, message = check_image(path)
+        key = str(path)
+        try:
+            info = path.stat()
+            stamp = [info.st_size, info.st_mtime_ns]
+        except OSError as e:
+            report.bad.append((path, f"cannot be read ({e.strerror or e})"))
+            continue
+        if key in old and old[key][:2] == stamp:
+            ok, message = old[key][2:]
+        else:
+            ok, message = check_image(path)
+            report.decoded += 1
+        verdicts[key] = [*stamp, ok, message]
         if ok:
             report.good.append(path)
             if message:
                 report.notes.append((path, message))
         else:
             report.bad.append((path, message))
+    if cache and verdicts != old:
+        _save_verdicts(cache, verdicts)
+    report.seconds = time.perf_counter() - start
     return report

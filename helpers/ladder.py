@@ -4,14 +4,28 @@
     records = [ladder.train(step, seed, s) for seed in range(1, s.seeds + 1)]
     ladder.save(records, path)          # results/ (sample, full) or build/results/ (smoke)
     ladder.summary(records)             # per step: mean and spread of validation accuracy
+
+The long recorded run, resumable, one JSON file per finished run (see `main`):
+
+    python -m helpers.ladder --data ../shared/data/cats_vs_dogs_tutorial --seeds 3 \
+        --epochs 25 --out results/cats_dogs_ladder_tutorial
 """
 
+import argparse
+import csv
+import hashlib
 import json
+import os
+import shlex
 import statistics
+import sys
 import time
 from datetime import datetime, timezone
+from pathlib import Path
+from types import SimpleNamespace
 
 from . import config, data, hardware, models, training
+from .timing import Throughput
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -51,12 +65,12 @@ def describe(model):
             f"{model.count_params():,} weights ({trainable:,} trained)")
 
 
-def datasets(image_size, s):
+def datasets(image_size, s, root=None):
     """(train, validation) pipelines for settings `s`, decoded once per image size."""
-    key = (config.profile(), image_size, s.batch, s.train, s.val)
+    key = (config.profile(), image_size, s.batch, s.train, s.val, str(root))
     if key not in _datasets:
-        _datasets[key] = (data.cats_dogs("train", image_size, s.batch, limit=s.train),
-                          data.cats_dogs("validation", image_size, s.batch, limit=s.val))
+        _datasets[key] = tuple(data.cats_dogs(split, image_size, s.batch, limit=limit, root=root)
+                               for split, limit in (("train", s.train), ("validation", s.val)))
     return _datasets[key]
 
 
@@ -73,30 +87,32 @@ def machine():
     return _machine
 
 
-def train(step, seed, s, verbose=0):
+def train(step, seed, s, verbose=0, root=None, name=None, callbacks=()):
     """Train one step with one seed under settings `s` (epochs, batch, train, val).
 
+    Pictures come from `root` (a cat/dog folder) or the profile's data. With a `name` the
+    training resumes from its last finished epoch after an interruption (training.fit).
     Returns its record: validation accuracy (last epoch, and per epoch), parameters,
     training images/s (median over epochs after the first), images, hardware, date.
     """
     config.set_seed(seed)
     model = build(step, seed)
     size = model.input_shape[1]
-    train_ds, val_ds = datasets(size, s)
+    train_ds, val_ds = datasets(size, s, root)
     model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
     start = time.perf_counter()
-    history, timer = training.fit(model, train_ds, val_ds, epochs=s.epochs, resume=False,
-                                  verbose=verbose)
+    history, timer = training.fit(model, train_ds, val_ds, epochs=s.epochs, name=name,
+                                  resume=bool(name), verbose=verbose, callbacks=callbacks)
     rates = [e["images_per_s"] for e in timer.epochs]
-    logs = history.history
+    logs = history.history  # empty when a resumed run had already finished its last epoch
     return {
         "step": step, "change": CHANGES[step], "seed": seed,
-        "val_accuracy": logs["val_accuracy"][-1],
-        "val_accuracy_per_epoch": logs["val_accuracy"],
-        "train_accuracy": logs["accuracy"][-1],
+        "val_accuracy": (logs.get("val_accuracy") or [None])[-1],
+        "val_accuracy_per_epoch": logs.get("val_accuracy", []),
+        "train_accuracy": (logs.get("accuracy") or [None])[-1],
         "params": model.count_params(),
-        "images_per_s": statistics.median(rates[1:] or rates),
-        "epochs": len(logs["loss"]), "batch": s.batch, "image_size": size,
+        "images_per_s": statistics.median(rates[1:] or rates) if rates else None,
+        "epochs": len(logs.get("loss", [])), "batch": s.batch, "image_size": size,
         "train_images": train_ds.num_examples, "val_images": val_ds.num_examples,
         "wall_s": time.perf_counter() - start,
         "profile": config.profile(),
@@ -150,3 +166,104 @@ def table(rows):
                      f"{f'{acc} %' if acc else '—':>8}{row['params']:>10,}"
                      f"{row['images_per_s']:>12,.0f}{speed or '—':>13}")
     return "\n".join(lines)
+
+
+# --- the recorded ladder: one command, resumable, one file per finished run ------------------
+
+
+def run_path(folder, step, seed):
+    """The record of one finished run in a recorded-ladder folder."""
+    return Path(folder) / f"step-{step}_seed-{seed}.json"
+
+
+def load_runs(folder):
+    """Every finished run recorded in `folder`, in ladder order, then by seed."""
+    order = list(CHANGES)
+    runs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("step-*_seed-*.json"))]
+    return sorted(runs, key=lambda r: (order.index(r["step"]), r["seed"]))
+
+
+def _epoch_log(path):
+    """The per-epoch rows a CSVLogger wrote, the last row of each epoch kept (a resumed
+    run may have logged an epoch twice); values as floats."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        rows = {int(row["epoch"]): {k: float(v) for k, v in row.items() if v != ""}
+                for row in csv.DictReader(f)}
+    return [rows[e] for e in sorted(rows)]
+
+
+def record_run(step, seed, s, out, root=None, command=None):
+    """Train one run (resumable) and write its record to `out` once it has finished.
+
+    The epochs done so far are logged to a CSV file beside the records, and the model is
+    backed up every epoch (build/backup/), so a killed run resumes from its last epoch.
+    """
+    import keras
+
+    out = Path(out)
+    target = run_path(out, step, seed)
+    log = out / "in_progress" / f"{target.stem}.csv"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    resumed = bool(_epoch_log(log))
+    folder_key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
+    name = f"ladder_{folder_key}_{target.stem}"
+    speed = Throughput(s.batch, to_logs=True)  # puts images/s and epoch time into the log
+    record = train(step, seed, s, verbose=2, root=root, name=name,
+                   callbacks=[speed, keras.callbacks.CSVLogger(str(log), append=True)])
+    epochs = _epoch_log(log)
+    rates = [e["images_per_s"] for e in epochs]
+    record.update(
+        val_accuracy=epochs[-1]["val_accuracy"], train_accuracy=epochs[-1]["accuracy"],
+        val_accuracy_per_epoch=[e["val_accuracy"] for e in epochs],
+        train_accuracy_per_epoch=[e["accuracy"] for e in epochs],
+        images_per_s_per_epoch=rates, images_per_s=statistics.median(rates[1:] or rates),
+        epochs=len(epochs), wall_s=sum(e["epoch_s"] for e in epochs), resumed=resumed,
+        dtype=keras.config.dtype_policy().name, data=data.shown(root) if root else None,
+        command=command, cpu_simd=machine()["details"]["cpu"]["simd"])
+    partial = target.with_suffix(".partial")
+    partial.write_text(json.dumps(record, indent=1))
+    os.replace(partial, target)
+    log.unlink()
+    return record
+
+
+def main(argv=None):
+    """The command line: train the ladder's runs that are not recorded yet, one by one."""
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.ladder",
+        description="Run the cat/dog ladder and record every run in --out; run it again "
+                    "after an interruption and it goes on where it stopped.")
+    parser.add_argument("--data", help="a cat/dog folder (training_set/ + test_set/, or "
+                        "train/ + validation/); default: the profile's pictures")
+    parser.add_argument("--steps", nargs="+", default=list(CHANGES), choices=list(CHANGES))
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N per step")
+    parser.add_argument("--epochs", type=int, default=25)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--out", required=True, help="folder for the run records")
+    args = parser.parse_args(argv)
+    if args.seeds < 1 or args.epochs < 1 or args.batch < 1:
+        parser.error("--seeds, --epochs and --batch must be 1 or more")
+    if args.data and not Path(args.data).is_dir():
+        parser.error(f"--data {args.data} is not a folder")
+    s = SimpleNamespace(train=None, val=None, epochs=args.epochs, batch=args.batch)
+    command = shlex.join(["python", "-m", "helpers.ladder", *(argv or sys.argv[1:])])
+    runs = [(step, seed) for step in args.steps for seed in range(1, args.seeds + 1)]
+    start = time.perf_counter()
+    for i, (step, seed) in enumerate(runs, 1):
+        done = run_path(args.out, step, seed)
+        if done.exists():
+            print(f"[{i}/{len(runs)}] step {step}, seed {seed}: recorded in {data.shown(done)}")
+            continue
+        print(f"[{i}/{len(runs)}] step {step}, seed {seed}: training ({CHANGES[step]}); "
+              f"{(time.perf_counter() - start) / 60:.1f} min so far", flush=True)
+        r = record_run(step, seed, s, args.out, root=args.data, command=command)
+        print(f"[{i}/{len(runs)}] step {step}, seed {seed}: validation accuracy "
+              f"{r['val_accuracy']:.1%}, {r['images_per_s']:,.0f} pictures/s, "
+              f"{r['wall_s'] / 60:.1f} min", flush=True)
+    print(table(summary(load_runs(args.out))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,7 @@
 """Every network the course builds, one function each, shared by notebooks and tests."""
 
+import math
+
 import keras
 from keras import layers
 
@@ -28,26 +30,27 @@ def cats_dogs_original(image_size=64, augment=False):
     return cats_dogs_net("0", image_size=image_size, augment=augment)
 
 
-@keras.saving.register_keras_serializable(package="course")
-class RandomShear(layers.RandomShear):
-    """keras.layers.RandomShear that loads again once saved. Keras 3.15 stores a shear of 0.2
-    as the range [-0.2, 0.2], which its loader then refuses (keras-team/keras#21110)."""
-
-    def get_config(self):
-        config = super().get_config()
-        for key in ("x_factor", "y_factor"):
-            low, high = config[key]
-            if low == -high:
-                config[key] = high  # the single number it was made from
-        return config
+# The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True).
+# Keras 2 read shear_range in *degrees* (it calls np.deg2rad on it) and sheared one axis;
+# it drew the x and y zoom independently from [1 - 0.2, 1 + 0.2]; it filled with "nearest".
+SHEAR_DEGREES = 0.2
+ZOOM_RANGE = 0.2
 
 
 def augmentation(seed=None):
-    """The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True)
-    as Keras 3 layers; they change images only while training."""
+    """The tutorial's augmentation as Keras 3 layers, with Keras 2's units kept.
+
+    Keras 3's RandomShear takes the shear as a fraction of the picture (0.2 = 20 %), so
+    0.2 degrees becomes sin(0.2 deg) = 0.0035 of the height; RandomZoom gets a width factor
+    of its own, or it would keep the aspect ratio. The layers change pictures only in training.
+    """
+    shear = math.sin(math.radians(SHEAR_DEGREES))
+    zoom = (-ZOOM_RANGE, ZOOM_RANGE)
     return keras.Sequential([
-        RandomShear(x_factor=0.2, y_factor=0.2, seed=seed),
-        layers.RandomZoom(0.2, seed=seed),
+        # (0, shear): drawn in [0, shear] with a random sign; a one-number factor would be
+        # saved as (-shear, shear), which Keras 3.15 refuses to load (keras-team/keras#21110)
+        layers.RandomShear(x_factor=0.0, y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
+        layers.RandomZoom(zoom, zoom, fill_mode="nearest", seed=seed),
         layers.RandomFlip("horizontal", seed=seed),
     ], name="augmentation")
 

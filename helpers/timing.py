@@ -15,13 +15,15 @@ class Throughput(keras.callbacks.Callback):
     """Records per epoch: images/s (first step excluded), wall time and step times.
 
     After training: `epochs` is a list of dicts; `images_per_second` the last epoch's rate.
+    With to_logs=True it also adds `images_per_s` and `epoch_s` to each epoch's logs.
     """
 
-    def __init__(self, batch_size, verbose=False):
+    def __init__(self, batch_size, verbose=False, to_logs=False):
         super().__init__()
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
         self.batch_size, self.verbose, self.epochs = batch_size, verbose, []
+        self.to_logs = to_logs
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = self._last = time.perf_counter()
@@ -40,6 +42,8 @@ class Throughput(keras.callbacks.Callback):
                   "images_per_s": rate, "first_step_s": self._steps[0] if self._steps else None,
                   "step_spread": _spread(timed)}
         self.epochs.append(record)
+        if self.to_logs and logs is not None:  # later callbacks (CSVLogger) see them too
+            logs.update(images_per_s=rate, epoch_s=wall)
         if self.verbose:
             print(f"epoch {epoch + 1}: {rate:,.0f} images/s, {wall:.1f} s")
 

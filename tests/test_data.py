@@ -228,3 +228,65 @@ def test_tinyshakespeare_pin_matches_the_sample():
     remote = data.DATASETS["tinyshakespeare"]["remotes"][0]
     assert data.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt") == remote.sha256
     assert Path(remote.url).name == "input.txt"
+
+
+# --- a cat/dog folder of one's own (the tutorial's layout), and the cached checks -------------
+
+
+def tutorial_folder(root, train=6, test=2, layout=("training_set", "test_set")):
+    """A small folder laid out like the tutorial's: <split>/{cats,dogs}/cat.N.jpg."""
+    for split, n in zip(layout, (train, test)):
+        for label, name in enumerate(("cats", "dogs")):
+            for i in range(n):
+                write_jpeg(root / split / name / f"{name[:-1]}.{i}.jpg", size=(50, 40),
+                           seed=100 * label + i + (1000 if split == layout[1] else 0))
+    return root
+
+
+@pytest.mark.parametrize("layout", [("training_set", "test_set"), ("train", "validation")])
+def test_cats_dogs_reads_a_folder_of_ones_own(tmp_path, monkeypatch, layout):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    root = tutorial_folder(tmp_path / "mine", layout=layout)
+    monkeypatch.setenv("COURSE_CATS_DOGS", str(root))
+    train = data.cats_dogs("train", image_size=32, batch_size=4, limit=100)
+    val = data.cats_dogs("validation", image_size=32, batch_size=4, limit=100)
+    assert train.class_names == val.class_names == ["cats", "dogs"]
+    assert (train.num_examples, val.num_examples) == (12, 4)
+    labels = np.concatenate([y.numpy() for _, y in val])
+    assert sorted(labels) == [0, 0, 1, 1]
+    paths, labels, _ = data.cats_dogs_files("validation")
+    for path, label in zip(paths, labels):  # every label is the folder the picture is in
+        assert Path(path).parent.name == ("cats", "dogs")[label]
+        assert Path(path).parts[-3] == layout[1]
+
+
+def test_a_folder_without_the_split_folders_says_what_it_needs(tmp_path, monkeypatch):
+    write_jpeg(tmp_path / "pictures" / "cats" / "a.jpg")
+    monkeypatch.setenv("COURSE_CATS_DOGS", str(tmp_path / "pictures"))
+    with pytest.raises(FileNotFoundError, match="training_set/ or train/"):
+        data.cats_dogs("train")
+
+
+def test_an_unchanged_folder_is_checked_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    root = tutorial_folder(tmp_path / "mine")
+    before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
+    data.labelled_files(root / "training_set")
+    assert "12 decoded" in capsys.readouterr().out
+    data.labelled_files(root / "training_set")
+    assert "0 decoded, 12 unchanged" in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == before  # never written to
+
+
+def test_a_changed_or_new_file_is_checked_again(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    root = tutorial_folder(tmp_path / "mine")
+    data.labelled_files(root / "training_set")
+    capsys.readouterr()
+    broken = root / "training_set" / "cats" / "cat.0.jpg"
+    broken.write_bytes(broken.read_bytes()[:200])  # cut off: size and time change
+    write_jpeg(root / "training_set" / "dogs" / "dog.99.jpg", seed=99)
+    paths, _, _ = data.labelled_files(root / "training_set")
+    out = capsys.readouterr().out
+    assert "2 decoded, 11 unchanged" in out
+    assert "cat.0.jpg" in out and "truncated" in out and len(paths) == 12

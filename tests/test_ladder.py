@@ -124,15 +124,26 @@ def test_step_2b_learns_on_the_sample(profile):
     assert record["val_accuracy"] > 0.6  # chance is 0.5; about 0.7 after 10 epochs
 
 
-def test_a_saved_step_loads_again_with_its_augmentation(tmp_path):
+def test_a_saved_step_loads_with_plain_keras_in_a_fresh_process(tmp_path):
+    import subprocess
+    import sys
+
     model = models.cats_dogs_net("2", seed=1)
-    model.save(tmp_path / "step2.keras")  # RandomShear(0.2) did not load back in Keras 3.15
-    again = keras.saving.load_model(tmp_path / "step2.keras")
+    model.save(tmp_path / "step2.keras")
     pictures = np.random.default_rng(1).uniform(0, 255, (2, 64, 64, 3)).astype("float32")
-    np.testing.assert_allclose(model.predict(pictures, verbose=0),
-                               again.predict(pictures, verbose=0), rtol=1e-6)
-    shear = again.get_layer("augmentation").layers[0]
-    assert shear.x_factor == shear.y_factor == (-0.2, 0.2)
+    np.save(tmp_path / "pictures.npy", pictures)
+    # a process in which the course cannot be imported: only Keras' own classes are there
+    script = ("import sys; sys.modules['helpers'] = None\n"
+              "import keras, numpy as np\n"
+              "m = keras.saving.load_model('step2.keras')\n"
+              "np.save('out.npy', m.predict(np.load('pictures.npy'), verbose=0))\n"
+              "print(m.get_layer('augmentation').layers[0].y_factor)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    np.testing.assert_allclose(model.predict(pictures, verbose=0), np.load(tmp_path / "out.npy"),
+                               rtol=1e-6)
+    assert "0.0034906" in done.stdout  # the shear of 0.2 degrees came back as it was saved
 
 
 def test_paired_bars_draw_ours_with_error_bars_and_only_known_reference_values():
@@ -144,3 +155,43 @@ def test_paired_bars_draw_ours_with_error_bars_and_only_known_reference_values()
     assert len(ax.patches) == 3  # two of ours, one of the source's
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["here", "source"]
     assert ax.get_ylim()[1] > 87.0
+
+
+def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from test_data import tutorial_folder
+
+    root = tutorial_folder(tmp_path / "cd", train=16, test=4)
+    out = tmp_path / "records"
+    command = [sys.executable, "-m", "helpers.ladder", "--data", str(root), "--steps", "0",
+               "--seeds", "2", "--epochs", "12", "--batch", "8", "--out", str(out)]
+    env = {**os.environ, "COURSE_CACHE": str(tmp_path / "cache")}
+    first = subprocess.Popen(command, cwd=config.ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    log = out / "in_progress" / "step-0_seed-2.csv"
+    deadline = time.time() + 240
+    while time.time() < deadline and first.poll() is None:  # kill seed 2 after 3 epochs
+        if log.exists() and len(log.read_text().splitlines()) > 3:
+            first.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    first.wait(timeout=60)
+    assert first.returncode == -signal.SIGKILL, first.stdout.read()[-2000:]
+    finished = ladder.run_path(out, "0", 1)
+    kept = finished.read_text()
+    assert not ladder.run_path(out, "0", 2).exists()
+    again = subprocess.run(command, cwd=config.ROOT, env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "step 0, seed 1: recorded in" in again.stdout and finished.read_text() == kept
+    runs = ladder.load_runs(out)
+    assert [(r["seed"], r["resumed"]) for r in runs] == [(1, False), (2, True)]
+    for r in runs:  # every epoch is in the record, the ones before the kill included
+        assert r["epochs"] == len(r["val_accuracy_per_epoch"]) == 12
+        assert r["train_images"] == 32 and r["val_images"] == 8 and r["wall_s"] > 0
+    assert not log.exists()
