@@ -30,6 +30,19 @@ def cats_dogs_original(image_size=64, augment=False):
     return cats_dogs_net("0", image_size=image_size, augment=augment)
 
 
+def architecture(model):
+    """A model's layers as (class name, settings) pairs, names left out and nested models
+    opened: two models with equal architectures are the same network, written twice."""
+    rows = []
+    for layer in model.layers:
+        if isinstance(layer, keras.Model):
+            rows.append((type(layer).__name__, architecture(layer)))
+            continue
+        config = {k: v for k, v in layer.get_config().items() if k != "name"}
+        rows.append((type(layer).__name__, config))
+    return rows
+
+
 # The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True).
 # Keras 2 read shear_range in *degrees* (it calls np.deg2rad on it) and sheared one axis;
 # it drew the x and y zoom independently from [1 - 0.2, 1 + 0.2]; it filled with "nearest".
