@@ -77,11 +77,13 @@ SETTINGS = {
         "sample": dict(train=None, val=None, epochs=15, batch=32),
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
-    # notebook 05: every ladder step, each trained with seeds 1..seeds (sample: ~30 min, 2 cores)
+    # notebook 05's live part: these ladder steps, each with seeds 1..seeds (sample: ~6 min
+    # on 2 cores); the whole ladder at the tutorial's scale is recorded (python -m helpers.ladder)
     "cats_dogs_ladder": {
-        "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1),
-        "sample": dict(train=None, val=None, epochs=10, batch=32, seeds=3),
-        "full": dict(train=None, val=None, epochs=25, batch=32, seeds=3),
+        "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1, steps=("2", "2b")),
+        "sample": dict(train=None, val=None, epochs=10, batch=32, seeds=3, steps=("2", "2b")),
+        "full": dict(train=None, val=None, epochs=25, batch=32, seeds=3,
+                     steps=("0", "1", "2", "2b", "3", "transfer")),
     },
     "matmul": {
         "smoke": dict(sizes=(256, 512), repeats=2, copy_mb=64),

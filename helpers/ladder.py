@@ -41,6 +41,14 @@ CHANGES = {
 # training images/s (None where the source gives no figure). Shown labelled as the source's.
 SOURCE = {"0": (80, None), "1": (84, None), "2": (90, 425), "2b": (85, 533), "3": (94, 333)}
 
+# The blog's V100 training speeds per step, for the time its runs would take (pictures/s):
+# it gives 425 for step 2 and "unchanged" for step 1; step 0 is taken to be the same.
+V100_SPEED = {"0": 425, "1": 425, "2": 425, "2b": 533, "3": 333}
+# Each step against the one it builds on (or is compared with), as notebook 05 reads them.
+PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
+# The recorded tutorial-scale ladder (8,000 / 2,000 pictures, 25 epochs, 3 seeds per step).
+RECORDED = config.RESULTS_DIR / "cats_dogs_ladder_tutorial"
+
 _datasets = {}
 _machine = {}
 
@@ -97,14 +105,22 @@ def train(step, seed, s, verbose=0, root=None, name=None, callbacks=()):
     """
     config.set_seed(seed)
     model = build(step, seed)
-    size = model.input_shape[1]
-    train_ds, val_ds = datasets(size, s, root)
+    train_ds, val_ds = datasets(model.input_shape[1], s, root)
     model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
     start = time.perf_counter()
     history, timer = training.fit(model, train_ds, val_ds, epochs=s.epochs, name=name,
                                   resume=bool(name), verbose=verbose, callbacks=callbacks)
+    return record(step, seed, model, history, timer, (train_ds, val_ds),
+                  time.perf_counter() - start)
+
+
+def record(step, seed, model, history, timer, pipelines, wall_s):
+    """The record of one trained run: validation accuracy (last epoch, and per epoch),
+    parameters, training images/s (median over epochs after the first), sizes, machine.
+    `pipelines` are the (train, validation) datasets it trained on; `timer` its Throughput."""
     rates = [e["images_per_s"] for e in timer.epochs]
     logs = history.history  # empty when a resumed run had already finished its last epoch
+    train_ds, val_ds = pipelines
     return {
         "step": step, "change": CHANGES[step], "seed": seed,
         "val_accuracy": (logs.get("val_accuracy") or [None])[-1],
@@ -112,10 +128,10 @@ def train(step, seed, s, verbose=0, root=None, name=None, callbacks=()):
         "train_accuracy": (logs.get("accuracy") or [None])[-1],
         "params": model.count_params(),
         "images_per_s": statistics.median(rates[1:] or rates) if rates else None,
-        "epochs": len(logs.get("loss", [])), "batch": s.batch, "image_size": size,
+        "epochs": len(logs.get("loss", [])), "batch": timer.batch_size,
+        "image_size": model.input_shape[1],
         "train_images": train_ds.num_examples, "val_images": val_ds.num_examples,
-        "wall_s": time.perf_counter() - start,
-        "profile": config.profile(),
+        "wall_s": wall_s, "profile": config.profile(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "hardware": machine()["hardware"], "versions": machine()["versions"],
     }
@@ -153,6 +169,37 @@ def summary(records):
                       "min": min(acc), "max": max(acc), "params": runs[0]["params"],
                       "images_per_s": statistics.median(r["images_per_s"] for r in runs)}
     return rows
+
+
+def verdicts(rows):
+    """Per pair of steps in PAIRS that `rows` (a summary) both hold: the change in mean
+    validation accuracy in points, whether it is clear, and the source's change.
+
+    A change is clear when it is larger than twice the larger spread of the two steps;
+    with one seed a step has no spread, and no verdict is given."""
+    lines = []
+    for before, after in PAIRS:
+        if before not in rows or after not in rows:
+            continue
+        a, b = rows[before], rows[after]
+        gain = 100 * (b["mean"] - a["mean"])
+        noise = 100 * max(a["spread"], b["spread"])
+        if min(a["runs"], b["runs"]) < 2:
+            verdict = "one seed: no spread to judge it by"
+        else:
+            verdict = "clear" if abs(gain) > 2 * noise else "within the spread"
+        ours, theirs = SOURCE.get(before, (None,))[0], SOURCE.get(after, (None,))[0]
+        source = f"{theirs - ours:+d} points" if ours and theirs else "not in the source"
+        lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); "
+                     f"source {source}")
+    return lines
+
+
+def v100_seconds(run):
+    """How long the blog's V100 would have needed for this run's training pictures at its
+    published speed for the step (None for steps it gives no speed for)."""
+    speed = V100_SPEED.get(run["step"])
+    return run["epochs"] * run["train_images"] / speed if speed else None
 
 
 def table(rows):
