@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from . import config
-from .images import check_images
+from .images import check_images, printable, read_picture, unused_line
 
 
 @dataclass(frozen=True)
@@ -229,11 +229,13 @@ def class_folders(root):
 
 
 def shown(path):
-    """A path as a learner should see it: relative to the course folder when inside it."""
+    """A path as a learner should see it: relative to the course folder when inside it, and
+    printable even when its name is not valid UTF-8 (such bytes are shown as \\xe9)."""
     try:
-        return Path(path).resolve().relative_to(config.ROOT).as_posix()
+        path = Path(path).resolve().relative_to(config.ROOT).as_posix()
     except ValueError:
-        return str(path)
+        path = str(path)
+    return printable(path)
 
 
 def labelled_files(root, limit=None, seed=config.SEED):
@@ -246,6 +248,8 @@ def labelled_files(root, limit=None, seed=config.SEED):
             print(f"Skipped {shown(path)}: {why}")
         skipped += len(report.bad)
         decoded, seconds = decoded + report.decoded, seconds + report.seconds
+        if report.unused:
+            print(f"{shown(Path(root) / name)}: {unused_line(report.unused)}")
         if not report.good:
             raise ValueError(f"Class folder {Path(root) / name} has no usable images.")
         paths += [str(p) for p in report.good]
@@ -260,13 +264,16 @@ def labelled_files(root, limit=None, seed=config.SEED):
     return [paths[i] for i in order], [labels[i] for i in order], classes
 
 
-def read_picture(path, size):
-    """Decode one picture file (JPEG, PNG, GIF, BMP, WebP) to RGB and resize it to `size`
-    (height, width): float32 pixels 0..255. Training, prediction and benchmarks all use it."""
-    import tensorflow as tf
+def need_memory(nbytes, what):
+    """Refuse, before any work starts, a job that needs more memory than this machine has
+    free (less a fifth for everything else), with the size it needed."""
+    import psutil
 
-    image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
-    return tf.image.resize(image, size)
+    free = psutil.virtual_memory().available
+    if nbytes > 0.8 * free:
+        raise MemoryError(f"{what} needs {nbytes / 1e6:,.0f} MB of memory and {free / 1e6:,.0f} MB "
+                          "are free: use a smaller image size or fewer pictures (limit=), or "
+                          "close other programs.")
 
 
 def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED):
@@ -276,6 +283,9 @@ def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=co
     if batch_size < 1:
         raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
     size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
+
+    need_memory(len(paths) * size[0] * size[1] * 3, f"caching {len(paths):,} pictures at "
+                f"{size[0]}x{size[1]} pixels")
 
     def load(path, label):  # kept as uint8 (a quarter of float32's memory), float32 out
         return tf.saturate_cast(tf.round(read_picture(path, size)), tf.uint8), label

@@ -10,6 +10,7 @@ import json
 import os
 import time
 import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from . import config
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp"}
+CHECK_VERSION = 2  # raise it when check_image changes: cached verdicts are then redone
 MAX_PIXELS = 40_000_000  # larger pictures are refused before decoding (decompression bombs)
 _SUFFIX_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".gif": "GIF",
                   ".bmp": "BMP", ".webp": "WEBP"}
@@ -32,18 +34,62 @@ class ImageReport:
     good: list = field(default_factory=list)
     bad: list = field(default_factory=list)  # (path, reason): skipped
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
+    unused: list = field(default_factory=list)  # files that are no pictures (by name)
     decoded: int = 0  # files decoded now (the others had an up-to-date verdict in the cache)
     seconds: float = 0.0  # time the check took
 
     def summary(self):
         text = f"{len(self.good)} usable images, {len(self.bad)} skipped"
-        lines = [text] + [f"  skipped {p}: {why}" for p, why in self.bad]
+        lines = [text] + [f"  skipped {printable(p)}: {why}" for p, why in self.bad]
+        if self.unused:
+            lines.append(f"  {unused_line(self.unused)}")
         return "\n".join(lines)
 
 
+def printable(path):
+    """A path as text that prints anywhere, its bytes that are not UTF-8 shown as \\xe9."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
+def unused_line(paths):
+    """One line on the files that were not read as pictures, grouped by kind."""
+    kinds = Counter("hidden" if p.name.startswith(".") else (p.suffix.lower() or "no suffix")
+                    for p in paths)
+    groups = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    files = f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+    return (f"not used: {files} that are not pictures by their name ({groups}); "
+            f"only {', '.join(sorted(IMAGE_SUFFIXES))} files are read")
+
+
+def read_picture(path, size):
+    """Decode one picture file (JPEG, PNG, GIF, BMP, WebP) to RGB and resize it to `size`
+    (height, width): float32 pixels 0..255. Training, prediction and benchmarks all use it,
+    and so does the check, so a file the check keeps is one the pipeline can decode."""
+    import tensorflow as tf
+
+    image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
+    return tf.image.resize(image, size)
+
+
+def _pipeline_error(path):
+    """Why TensorFlow's decoder refuses a file that Pillow reads, or None."""
+    import tensorflow as tf
+
+    try:
+        read_picture(str(path), (8, 8))
+    except (tf.errors.OpError, ValueError) as e:
+        return getattr(e, "message", str(e)).strip().splitlines()[-1][:160]
+    return None
+
+
 def check_image(path):
-    """Decode one file fully. Returns (ok, message); message is a reason or a note."""
+    """Decode one file fully, with Pillow and with the pipeline's own decoder.
+    Returns (ok, message); message is a reason or a note."""
     path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False, "its name is not valid UTF-8, which TensorFlow cannot open; rename it"
     if path.stat().st_size == 0:
         return False, "empty file (0 bytes)"
     try:
@@ -66,6 +112,10 @@ def check_image(path):
         return False, f"unreadable or truncated ({e})"
     if fmt not in PIPELINE_FORMATS:
         return False, f"{fmt} images cannot be decoded by the pipeline; convert to JPEG or PNG"
+    refused = _pipeline_error(path)
+    if refused:
+        return False, (f"a {fmt} file (mode {mode}) that TensorFlow's decoder refuses "
+                       f"({refused}); convert it to JPEG or PNG")
     notes = []
     expected = _SUFFIX_FORMAT.get(path.suffix.lower())
     if expected and fmt not in (expected, "MPO"):
@@ -78,8 +128,9 @@ def check_image(path):
 
 
 def _walk(folder):
-    """Image-like files below `folder`, sorted, skipping hidden files and link loops."""
-    seen, files = set(), []
+    """(pictures, others): files below `folder` with a picture suffix, and every other file
+    (hidden ones too), both sorted; hidden folders are not entered, link loops walked once."""
+    seen, pictures, others = set(), [], []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in seen:
@@ -88,9 +139,9 @@ def _walk(folder):
         seen.add(real)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
-            if not name.startswith(".") and Path(name).suffix.lower() in IMAGE_SUFFIXES:
-                files.append(Path(dirpath) / name)
-    return files
+            picture = not name.startswith(".") and Path(name).suffix.lower() in IMAGE_SUFFIXES
+            (pictures if picture else others).append(Path(dirpath) / name)
+    return pictures, others
 
 
 def verdict_file(folder):
@@ -129,13 +180,15 @@ def check_images(folder_or_files):
         folder = Path(folder_or_files)
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder} is not a folder of images.")
-        files = _walk(folder)
+        files, others = _walk(folder)
     else:
-        files = [Path(p) for p in folder_or_files]
+        files, others = [Path(p) for p in folder_or_files], []
     cache = verdict_file(folder) if folder else None
     old = _load_verdicts(cache) if cache else {}
-    verdicts = {}
-    report = ImageReport()
+    if old.pop("version", None) != CHECK_VERSION:
+        old = {}  # verdicts of an older check: check again
+    verdicts = {"version": CHECK_VERSION}
+    report = ImageReport(unused=others)
     for path in files:
         key = str(path)
         try:
@@ -144,7 +197,7 @@ def check_images(folder_or_files):
         except OSError as e:
             report.bad.append((path, f"cannot be read ({e.strerror or e})"))
             continue
-        if key in old and old[key][:2] == stamp:
+        if old.get(key, [None])[:2] == stamp:
             ok, message = old[key][2:]
         else:
             ok, message = check_image(path)
@@ -156,7 +209,7 @@ def check_images(folder_or_files):
                 report.notes.append((path, message))
         else:
             report.bad.append((path, message))
-    if cache and verdicts != old:
+    if cache and verdicts != {"version": CHECK_VERSION, **old}:
         _save_verdicts(cache, verdicts)
     report.seconds = time.perf_counter() - start
     return report

@@ -202,16 +202,17 @@ def v100_seconds(run):
     return run["epochs"] * run["train_images"] / speed if speed else None
 
 
-def table(rows):
-    """The summary beside the source's figures, as readable text."""
-    lines = [f"{'step':<9}{'change':<46}{'val. acc. here':>17}{'source':>8}"
-             f"{'params':>10}{'img/s here':>12}{'source V100':>13}"]
+def table(rows, where="here"):
+    """The summary beside the source's figures, as readable text; `where` names the machine
+    the runs come from in the headings ("here", "recorded")."""
+    lines = [f"{'step':<9}{'change':<46}{f'val. acc. {where}':>21}{'source':>8}"
+             f"{'params':>10}{f'img/s {where}':>16}{'source V100':>13}"]
     for step, row in rows.items():
         acc, speed = SOURCE.get(step, (None, None))
         lines.append(f"{step:<9}{CHANGES[step]:<46}"
-                     f"{100 * row['mean']:>8.1f} ± {100 * row['spread']:>4.1f} %"
+                     f"{100 * row['mean']:>12.1f} ± {100 * row['spread']:>4.1f} %"
                      f"{f'{acc} %' if acc else '—':>8}{row['params']:>10,}"
-                     f"{row['images_per_s']:>12,.0f}{speed or '—':>13}")
+                     f"{row['images_per_s']:>16,.0f}{speed or '—':>13}")
     return "\n".join(lines)
 
 

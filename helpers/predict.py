@@ -54,11 +54,19 @@ def load_pictures(paths, image_size):
 
 
 def my_pictures(folder=PICTURES):
-    """The image files a learner put into `folder` (sorted); [] when there are none."""
+    """The usable pictures a learner put into `folder` (sorted); [] when there are none.
+    Every other file is named with the reason it is not used (the folder's own README and
+    .gitignore aside)."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.suffix.lower() in images.IMAGE_SUFFIXES)
+    report = images.check_images(folder)
+    for path, why in report.bad:
+        print(f"Not used: {data.shown(path)}: {why}")
+    unused = [p for p in report.unused if p.name not in ("README.md", ".gitignore")]
+    if unused:
+        print(f"{data.shown(folder)}: {images.unused_line(unused)}")
+    return sorted(report.good)
 
 
 def dog_probability(model, pictures):

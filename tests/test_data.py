@@ -290,3 +290,15 @@ def test_a_changed_or_new_file_is_checked_again(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "2 decoded, 11 unchanged" in out
     assert "cat.0.jpg" in out and "truncated" in out and len(paths) == 12
+
+
+def test_a_picture_cache_larger_than_free_memory_is_refused_before_any_work(monkeypatch):
+    import psutil
+
+    free = type("Memory", (), {"available": 10_000_000})()  # 10 MB free
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: free)
+    paths = [f"picture_{i}.jpg" for i in range(1000)]  # 1000 x 128 x 128 x 3 = 49 MB
+    need = "caching 1,000 pictures at 128x128 pixels needs 49 MB of memory and 10 MB"
+    with pytest.raises(MemoryError, match=need):
+        data.image_pipeline(paths, [0] * 1000, 128, batch_size=32)
+    data.image_pipeline(paths[:100], [0] * 100, 32, batch_size=32)  # 0.3 MB fits

@@ -72,3 +72,58 @@ def test_hidden_files_and_link_loops_do_not_hang(tmp_path):
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a folder"):
         images.check_images(tmp_path / "nowhere")
+
+
+@pytest.fixture
+def phone_and_zip_folder(tmp_path):
+    """What a class folder gathered from phones, scanners, browsers and other people's zips
+    holds besides good JPEGs: every entry must end up used, or named with a reason."""
+    folder = tmp_path / "dogs"
+    good = write_jpeg(folder / "good.jpg")
+    rgb = np.random.default_rng(2).integers(0, 255, (30, 30, 3), dtype=np.uint8)
+    Image.fromarray(rgb).convert("1").save(folder / "one_bit.bmp")  # Pillow yes, TF no
+    Image.fromarray(rgb).save(folder / "scan.jpg", "TIFF")  # a scanner's TIFF, renamed
+    Image.fromarray(rgb).save(folder / "scan.tif")
+    (folder / "IMG_0001.HEIC").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))
+    Image.fromarray(rgb).save(folder / "photo.avif")  # Pillow decodes AVIF, TF does not
+    Image.fromarray(rgb).save(folder / "progressive.JPG", "JPEG", progressive=True)
+    os.symlink(folder / "gone.jpg", folder / "dangling.jpg")  # a link into nowhere
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.jpg"), "wb") as f:  # Latin-1 name
+        f.write(good.read_bytes())
+    (folder / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0" + bytes(60))
+    (folder / "labels.csv").write_text("file,label\n")
+    (folder / "._good.jpg").write_bytes(b"\x00\x05\x16\x07")  # macOS resource fork
+    (folder / "album.jpg").mkdir()  # a folder with a picture's name
+    write_jpeg(folder / "album.jpg" / "inside.jpg", seed=3)
+    return folder
+
+
+def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
+    report = images.check_images(phone_and_zip_folder)
+    used = {p.name for p in report.good}
+    bad = {p.name: why for p, why in report.bad}
+    unused = {p.name for p in report.unused}
+    assert used == {"good.jpg", "progressive.JPG", "inside.jpg"}
+    assert "TensorFlow's decoder refuses" in bad["one_bit.bmp"]
+    assert "TIFF images cannot be decoded" in bad["scan.jpg"]
+    assert "cannot be read" in bad["dangling.jpg"]
+    assert "not valid UTF-8" in bad["caf\udce9.jpg"]
+    assert unused == {"scan.tif", "IMG_0001.HEIC", "photo.avif", "Thumbs.db", "labels.csv",
+                      "._good.jpg"}
+    every = {p.name for p in phone_and_zip_folder.rglob("*") if not p.is_dir()}
+    assert used | set(bad) | unused == every  # nothing vanished
+    line = images.unused_line(report.unused)
+    assert line.startswith("not used: 6 files") and "1 .heic" in line and "1 hidden" in line
+
+
+def test_a_loader_reports_the_counts_and_never_crashes_on_such_a_folder(phone_and_zip_folder,
+                                                                        capsys):
+    from helpers import data
+
+    write_jpeg(phone_and_zip_folder.parent / "cats" / "cat.jpg", seed=5)
+    paths, labels, _ = data.labelled_files(phone_and_zip_folder.parent)
+    out = capsys.readouterr().out
+    assert len(paths) == 4 and "4 skipped" in out and "not used: 6 files" in out
+    # what the check kept, the real pipeline decodes: all of it, in one pass
+    batches = list(data.image_pipeline(paths, labels, 16, batch_size=2))
+    assert sum(int(x.shape[0]) for x, _ in batches) == 4

@@ -50,8 +50,20 @@ def test_a_broken_picture_is_named_in_the_error(tmp_path):
     broken.write_text("<html>not a picture</html>")
     with pytest.raises(ValueError, match="holiday.jpg cannot be used"):
         predict.load_pictures([broken], 64)
-    assert predict.my_pictures(tmp_path) == [broken]
     assert predict.my_pictures(tmp_path / "missing") == []
+
+
+def test_my_pictures_uses_the_good_ones_and_names_every_other_file(tmp_path, capsys):
+    from conftest import write_jpeg
+
+    good = write_jpeg(tmp_path / "rex.jpg")
+    (tmp_path / "holiday.jpg").write_text("<html>not a picture</html>")
+    (tmp_path / "scan.tif").write_bytes(good.read_bytes())
+    (tmp_path / "README.md").write_text("the folder's own")
+    assert predict.my_pictures(tmp_path) == [good]
+    out = capsys.readouterr().out
+    assert "holiday.jpg: not an image" in out
+    assert "not used: 1 file that" in out and "1 .tif" in out and ".md" not in out
 
 
 def red_detector():
