@@ -21,8 +21,9 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# A run cut short goes on with the notebooks not yet built; FORCE=1 runs every notebook again.
 course: $(VENV)/.installed node_modules/.installed
-	$(PY) tools/run_course.py --profile $(PROFILE)
+	$(PY) tools/run_course.py --profile $(PROFILE) $(if $(FORCE),--force)
 	$(PY) tools/export_slides.py --profile $(PROFILE)
 
 # Decks from the last `make course` run in build/; notebooks not run there are executed now.

@@ -36,7 +36,8 @@ def _find_root():
 ROOT = _find_root()
 DATA_DIR = ROOT / "data"
 RESULTS_DIR = ROOT / "results"
-BUILD_DIR = ROOT / "build"
+# Everything the course writes while it runs; COURSE_BUILD moves it (a read-only course folder)
+BUILD_DIR = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")
 CACHE_DIR = Path(os.environ.get("COURSE_CACHE", Path.home() / ".cache" / "dl-course"))
 SEED = 42
 

@@ -4,7 +4,10 @@
     python tools/run_course.py --profile smoke 00 03
 
 Writes build/<name>.ipynb and build/<name>.html, prints each notebook's wall time, and
-records the times in build/run.json; build/index.html links everything.
+records the times in build/run.json after every notebook; build/index.html links everything.
+A notebook already built in this profile (its executed copy newer than the notebook and
+every helpers/ file) is reused, so a run cut short goes on where it stopped; --force
+(make course FORCE=1) runs every notebook again.
 """
 
 import argparse
@@ -21,7 +24,7 @@ from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-BUILD = ROOT / "build"
+BUILD = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")  # as helpers.config has it
 
 
 def notebooks(selected=()):
@@ -62,6 +65,17 @@ def write_index(runs):
         f"<th>run time</th><th>status</th></tr>{rows}</table>")
 
 
+def is_built(path, profile, runs):
+    """True when build/ holds an executed copy of `path` from a successful run in `profile`
+    that is newer than the notebook and than every file of helpers/."""
+    copy = BUILD / path.name
+    run = next((r for r in runs if r["name"] == path.stem), None)
+    if not copy.exists() or not run or (run["profile"], run["status"]) != (profile, "ok"):
+        return False
+    sources = [path, *(ROOT / "helpers").glob("*.py")]
+    return copy.stat().st_mtime > max(p.stat().st_mtime for p in sources)
+
+
 def merge_runs(path, runs):
     """Earlier runs from `path` that are still notebooks, replaced by this call's `runs`."""
     earlier = json.loads(path.read_text()) if path.exists() else []
@@ -75,10 +89,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
     parser.add_argument("only", nargs="*", help="notebook number prefixes, e.g. 00 05")
+    parser.add_argument("--force", action="store_true", help="run notebooks already built too")
     args = parser.parse_args()
     BUILD.mkdir(exist_ok=True)
+    earlier = merge_runs(BUILD / "run.json", [])
     runs, failed = [], 0
     for path in notebooks(args.only):
+        if not args.force and is_built(path, args.profile, earlier):
+            runs.append(next(r for r in earlier if r["name"] == path.stem))
+            print(f"{path.stem:<40} {args.profile:<7} reused: built after its last change "
+                  "(--force or FORCE=1 runs it again)", flush=True)
+            continue
         start, status = time.perf_counter(), "ok"
         nb = nbformat.read(path, as_version=4)
         try:
@@ -95,7 +116,11 @@ def main():
         runs.append({"name": path.stem, "title": (titles or [path.stem])[0],
                      "profile": args.profile, "seconds": seconds, "status": status})
         print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}", flush=True)
-    print(f"total {sum(r['seconds'] for r in runs):.0f} s; open build/index.html")
+        # saved after every notebook: a run cut short keeps what it finished
+        (BUILD / "run.json").write_text(json.dumps(merge_runs(BUILD / "run.json", runs), indent=1))
+    ran = [r for r in runs if r not in earlier]
+    print(f"ran {len(ran)} notebooks in {sum(r['seconds'] for r in ran):.0f} s, reused "
+          f"{len(runs) - len(ran)}; open {BUILD / 'index.html'}")
     runs = merge_runs(BUILD / "run.json", runs)  # keep the notebooks this call did not run
     (BUILD / "run.json").write_text(json.dumps(runs, indent=1))
     write_index(runs)
