@@ -33,5 +33,8 @@ _import_tensorflow_quietly()
 
 from . import config  # noqa: E402
 
+if config.build_problem():  # a read-only course folder (a shared lab machine): say so once
+    print("Notice:", config.build_problem())
+
 __all__ = ["config"]
 __version__ = "0.1.0"

@@ -130,6 +130,23 @@ SETTINGS = {
 }
 
 
+def build_problem(folder=None):
+    """Why the course cannot write into its build folder, as one message naming the setting
+    that moves it; None when it can."""
+    import tempfile
+
+    folder = Path(folder or BUILD_DIR)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        return (f"The course cannot write into {folder} ({e.strerror or e}): it keeps trained "
+                "models, backups and results there. Set COURSE_BUILD to a folder you can "
+                "write (e.g. export COURSE_BUILD=~/dl-course-build) and start again.")
+    return None
+
+
 def settings(name):
     """Sizes and epochs for `name` under the active profile, as attributes."""
     if name not in SETTINGS:

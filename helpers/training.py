@@ -65,7 +65,9 @@ def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, cal
 def save_model(model, path):
     """Save a .keras file atomically: write a temporary file, then rename it into place."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    problem = config.build_problem(path.parent)
+    if problem:
+        raise PermissionError(problem)
     partial = path.with_name(path.stem + ".partial.keras")
     model.save(partial)
     os.replace(partial, path)

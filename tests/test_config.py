@@ -53,3 +53,23 @@ def test_seed_makes_keras_random_repeatable():
     config.set_seed(3)
     b = keras.ops.convert_to_numpy(keras.random.uniform((4,)))
     assert (a == b).all()
+
+
+def test_a_build_folder_that_cannot_be_written_is_one_clear_message(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    from helpers import models, training
+
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the build folder should be")
+    problem = config.build_problem(blocked / "build")
+    assert "cannot write into" in problem and "COURSE_BUILD" in problem
+    assert config.build_problem(tmp_path / "fine") is None
+    with pytest.raises(PermissionError, match="COURSE_BUILD"):
+        training.save_model(models.mnist_cnn(), blocked / "models" / "m.keras")
+    env = {**os.environ, "COURSE_BUILD": str(blocked / "build")}
+    out = subprocess.run([sys.executable, "-c", "import helpers"], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and "Notice: The course cannot write" in out.stdout

@@ -9,6 +9,8 @@ import time
 
 from helpers import config
 
+import pytest
+
 
 def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(tmp_path):
     env = {**os.environ, "COURSE_BUILD": str(tmp_path / "build")}
@@ -33,3 +35,14 @@ def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(tmp_
     assert any(line.startswith("01_cnn_basics_mnist") and " ok" in line for line in lines)
     runs = json.loads((tmp_path / "build" / "run.json").read_text())
     assert [(r["name"][:2], r["status"]) for r in runs] == [("00", "ok"), ("01", "ok")]
+
+
+@pytest.mark.parametrize("prefix", ["01", "06", "09", "10"])
+def test_a_notebook_that_uses_an_earlier_ones_files_runs_alone(tmp_path, prefix):
+    # a fresh clone: nothing in build/, the notebook opened first, in smoke
+    env = {**os.environ, "COURSE_BUILD": str(tmp_path / "build")}
+    done = subprocess.run([sys.executable, "tools/run_course.py", "--profile", "smoke", prefix],
+                          cwd=config.ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    runs = json.loads((tmp_path / "build" / "run.json").read_text())
+    assert [(r["name"][:2], r["status"]) for r in runs] == [(prefix, "ok")]
