@@ -62,3 +62,42 @@ def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
     best, seconds = export.top5(classifier, cat, export.imagenet_labels())
     assert best[0][0] in export.CAT_CLASSES and seconds > 0
     assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
+
+
+LOAD_WITHOUT_THE_COURSE = """
+import sys
+sys.modules["helpers"] = None  # the course is not importable here
+import json, keras, numpy as np, tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter
+x = np.load("images.npy")
+served = tf.saved_model.load("saved_model")  # keep it: its variables live as long as it does
+out = {"keras": keras.saving.load_model("model.keras").predict(x, verbose=0)[:, 0].tolist(),
+       "saved_model": served.serve(x).numpy()[:, 0].tolist()}
+lite = Interpreter(model_path="tflite_float32.tflite")
+lite.resize_tensor_input(lite.get_input_details()[0]["index"], x.shape)
+lite.allocate_tensors()
+lite.set_tensor(lite.get_input_details()[0]["index"], x)
+lite.invoke()
+out["tflite_float32"] = lite.get_tensor(lite.get_output_details()[0]["index"])[:, 0].tolist()
+print(json.dumps(out))
+"""
+
+
+def test_the_course_network_exports_load_anywhere_without_the_course(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from helpers import models
+
+    model = models.cats_dogs_net("2", image_size=32, seed=1)  # augmentation inside
+    images = np.random.default_rng(1).uniform(0, 255, (8, 32, 32, 3)).astype("float32")
+    paths = export.export_all(model, tmp_path, images)
+    np.save(tmp_path / "images.npy", images)
+    done = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_THE_COURSE], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = model.predict(images, verbose=0)[:, 0]
+    for variant, predicted in json.loads(done.stdout.strip().splitlines()[-1]).items():
+        assert paths[variant].exists()
+        np.testing.assert_allclose(predicted, expected, atol=1e-4, err_msg=variant)
