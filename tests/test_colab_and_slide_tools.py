@@ -86,3 +86,16 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
                    "fragment", "fragment", "slide"]
     assert slide_types.apply(path, reset=True)
     assert nbformat.read(path, as_version=4).cells[8].metadata.slideshow["slide_type"] == "-"
+
+
+def test_decks_do_not_show_the_nbval_marker(tmp_path):
+    import export_slides
+
+    path = sorted((config.ROOT / "notebooks").glob("00_*.ipynb"))[0]
+    nb = nbformat.read(path, as_version=4)
+    checked = next(c for c in nb.cells if export_slides.MARK in c.source)
+    export_slides.export(nb, tmp_path / "deck.html")
+    deck = (tmp_path / "deck.html").read_text()
+    assert "NBVAL_CHECK_OUTPUT" not in deck
+    assert deck.count("jp-CodeCell") >= sum(c.cell_type == "code" for c in nb.cells) - 1
+    assert export_slides.MARK in checked.source  # the notebook itself keeps its marker

@@ -21,6 +21,7 @@ MARK = "# NBVAL_CHECK_OUTPUT"
 MAX_LINES = 15  # lines per code cell, blank lines and comments included
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
+NOTES = "**Instructor notes:**"
 # Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
 MACHINE_PATH = re.compile(
     r"(?<![\w./:-])(?:/(?:home|Users|root|tmp|work|content|mnt)/|[A-Za-z]:\\)")
@@ -74,13 +75,22 @@ def problems(nb, name):
             found.append(f"outputs: code cell {i} stores outputs but is not {MARK}")
         if MARK in source and not cell["outputs"]:
             found.append(f"outputs: checked cell {i} has no stored output")
+    if not any(text(c).startswith(NOTES) for c in cells if c["cell_type"] == "markdown"):
+        found.append(f"notes: no speaker notes (a markdown cell starting {NOTES})")
     if sum(MARK in text(cells[i]) for i in code) < 3:
         found.append(f"outputs: fewer than three {MARK} cells")
     for i, cell in enumerate(cells):
+        kind = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+        if cell["cell_type"] == "markdown":
+            heading = re.search(r"^## ", text(cell), re.M)
+            if heading and (heading.start() > 0 or kind != "slide"):
+                found.append(f"slides: cell {i} has a section heading that does not open a slide")
+            if not text(cell).strip():
+                found.append(f"slides: cell {i} is an empty markdown cell (an empty slide)")
         stored = "".join(output_text(o) for o in cell.get("outputs", []))
         if MACHINE_PATH.search(text(cell) + stored):
             found.append(f"paths: cell {i} has a machine-specific path")
-        if "slide_type" not in cell.get("metadata", {}).get("slideshow", {}):
+        if kind is None:
             found.append(f"slides: cell {i} has no slide type (tools/slide_types.py)")
     ending = [text(c) for c in cells[(code[-1] if code else 0) + 1:]]
     heads = [next((j for j, t in enumerate(ending) if t.startswith(h)), -1) for h in ENDING]
@@ -129,7 +139,12 @@ BREAKAGES = {
     "outputs: code cell": lambda nb: nb["cells"][3].update(outputs=[
         {"output_type": "error", "ename": "E", "evalue": "", "traceback": []}]),
     "paths": lambda nb: nb["cells"][-4].update(source="open('/home/ana/cats/1.jpg')"),
-    "slides": lambda nb: nb["cells"][5]["metadata"].pop("slideshow"),
+    "slides: cell 5 has no": lambda nb: nb["cells"][5]["metadata"].pop("slideshow"),
+    "slides: cell 6 has a section heading": lambda nb: nb["cells"][6].update(
+        source="Some text first.\n\n## A section inside a sub-slide"),
+    "slides: cell 2 is an empty": lambda nb: nb["cells"][2].update(source="  \n"),
+    "notes": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]
+                         if text(c).startswith(NOTES)],
     "ending": lambda nb: nb["cells"].pop(),
     "outputs: fewer": lambda nb: [c.update(source=text(c).replace(MARK, "# checked"), outputs=[])
                                   for c in nb["cells"] if MARK in text(c)],

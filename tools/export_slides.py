@@ -10,6 +10,7 @@ node_modules/ (`npm ci`) and are copied next to the decks: nothing is loaded fro
 """
 
 import argparse
+import copy
 import html
 import json
 import os
@@ -85,8 +86,23 @@ def last_run(path):
     return (nb, run["profile"]) if run["status"] == "ok" else (None, None)
 
 
+MARK = "# NBVAL_CHECK_OUTPUT"
+
+
+def without_marks(nb):
+    """A copy of `nb` whose code cells no longer show the nbval marker line (a test-suite
+    detail, not something a slide should show)."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and MARK in cell.source:
+            lines = cell.source.splitlines()
+            cell.source = "\n".join(line for line in lines if line.strip() != MARK)
+    return nb
+
+
 def export(nb, deck):
-    """Write `nb` as a reveal.js deck to the file `deck`."""
+    """Write `nb` as a reveal.js deck to the file `deck`, without the nbval markers."""
+    nb = without_marks(nb)
     exporter = SlidesExporter(template_name="reveal_offline",
                               extra_template_basedirs=[str(ROOT / "tools" / "templates")])
     exporter.reveal_url_prefix = "reveal.js"
