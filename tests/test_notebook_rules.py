@@ -84,9 +84,9 @@ def problems(nb, name):
         if cell["cell_type"] == "markdown":
             heading = re.search(r"^## ", text(cell), re.M)
             if heading and (heading.start() > 0 or kind != "slide"):
-                found.append(f"slides: cell {i} has a section heading that does not open a slide")
+                found.append(f"slides: section heading that does not open a slide (cell {i})")
             if not text(cell).strip():
-                found.append(f"slides: cell {i} is an empty markdown cell (an empty slide)")
+                found.append(f"slides: empty markdown cell {i} (an empty slide)")
         stored = "".join(output_text(o) for o in cell.get("outputs", []))
         if MACHINE_PATH.search(text(cell) + stored):
             found.append(f"paths: cell {i} has a machine-specific path")
@@ -128,6 +128,10 @@ def lead_in_of_first_check(nb):
     return nb["cells"][i - 1]
 
 
+def first_section(nb):
+    return next(c for c in nb["cells"] if text(c).startswith("## "))
+
+
 BREAKAGES = {
     "kernel": lambda nb: nb["metadata"]["kernelspec"].update(name="ir"),
     "colab: first cell": lambda nb: nb["cells"].pop(0),
@@ -140,9 +144,9 @@ BREAKAGES = {
         {"output_type": "error", "ename": "E", "evalue": "", "traceback": []}]),
     "paths": lambda nb: nb["cells"][-4].update(source="open('/home/ana/cats/1.jpg')"),
     "slides: cell 5 has no": lambda nb: nb["cells"][5]["metadata"].pop("slideshow"),
-    "slides: cell 6 has a section heading": lambda nb: nb["cells"][6].update(
-        source="Some text first.\n\n## A section inside a sub-slide"),
-    "slides: cell 2 is an empty": lambda nb: nb["cells"][2].update(source="  \n"),
+    "slides: section heading": lambda nb: first_section(nb).update(
+        source="Some text first.\n\n" + text(first_section(nb))),
+    "slides: empty": lambda nb: nb["cells"][2].update(source="  \n"),
     "notes": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]
                          if text(c).startswith(NOTES)],
     "ending": lambda nb: nb["cells"].pop(),
