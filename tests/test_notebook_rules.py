@@ -22,6 +22,7 @@ MAX_LINES = 15  # lines per code cell, blank lines and comments included
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
 NOTES = "**Instructor notes:**"
+MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
 # Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
 MACHINE_PATH = re.compile(
     r"(?<![\w./:-])(?:/(?:home|Users|root|tmp|work|content|mnt)/|[A-Za-z]:\\)")
@@ -35,6 +36,24 @@ def text(cell):
 def output_text(output):
     parts = [output.get("text", "")] + list(output.get("data", {}).values())
     return "".join("".join(p) if isinstance(p, list) else str(p) for p in parts)
+
+
+def words(markdown):
+    """The words a slide shows: collapsed <details>, HTML tags and link targets left out."""
+    shown = re.sub(r"<details>.*?</details>", " ", markdown, flags=re.S)
+    shown = re.sub(r"\]\([^)]*\)|<[^>]+>", " ", shown)
+    return len(re.findall(r"\w\S*", shown))
+
+
+def slides(cells, kinds):
+    """Markdown text per slide: a slide or subslide cell and the cells that continue it."""
+    shown = []
+    for i, (cell, kind) in enumerate(zip(cells, kinds)):
+        if kind in ("slide", "subslide") or not shown:
+            shown.append([i, ""])
+        if kind not in ("notes", "skip") and cell["cell_type"] == "markdown":
+            shown[-1][1] += "\n" + text(cell)
+    return shown
 
 
 def numbered_items(markdown):
@@ -79,8 +98,17 @@ def problems(nb, name):
         found.append(f"notes: no speaker notes (a markdown cell starting {NOTES})")
     if sum(MARK in text(cells[i]) for i in code) < 3:
         found.append(f"outputs: fewer than three {MARK} cells")
-    for i, cell in enumerate(cells):
-        kind = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+    kinds = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in cells]
+    for i, shown in slides(cells, kinds):
+        if words(shown) > MAX_WORDS:
+            found.append(f"slides: the slide at cell {i} shows {words(shown)} words "
+                         f"(at most {MAX_WORDS}; move detail to speaker notes)")
+    for i, (cell, kind) in enumerate(zip(cells, kinds)):
+        shown = [line for line in text(cell).splitlines() if line.strip() != MARK]
+        if cell["cell_type"] == "markdown" or any(MARK in line for line in shown):
+            if MARK in "\n".join(shown):
+                found.append(f"slides: visible marker in cell {i} (put {MARK} on a line of "
+                             "its own in a code cell: the decks leave that line out)")
         if cell["cell_type"] == "markdown":
             heading = re.search(r"^## ", text(cell), re.M)
             if heading and (heading.start() > 0 or kind != "slide"):
