@@ -91,7 +91,7 @@ SETTINGS = {
         "sample": dict(sizes=(512, 1024, 2048, 4096), repeats=5, copy_mb=512),
         "full": dict(sizes=(512, 1024, 2048, 4096, 8192), repeats=10, copy_mb=2048),
     },
-    # notebook 09: float32 vs mixed precision (ladder step 2), and the multi-worker runs
+    # notebook 09: float32 vs mixed precision (ladder step 2); notebook 10: the multi-worker runs
     # (batch = per worker; every worker process gets `threads` CPU threads)
     "mixed_precision": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32),
@@ -103,7 +103,7 @@ SETTINGS = {
         "sample": dict(train=None, val=None, epochs=3, batch=32, threads=1),
         "full": dict(train=8000, val=2000, epochs=5, batch=32, threads=1),
     },
-    # notebook 10: batch sizes for latency/throughput, timed repeats, calibration pictures
+    # notebook 11: batch sizes for latency/throughput, timed repeats, calibration pictures
     "inference": {
         "smoke": dict(batches=(1, 8), repeats=3, val=64, calibration=16),
         "sample": dict(batches=(1, 4, 16, 64, 256), repeats=20, val=None, calibration=200),

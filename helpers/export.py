@@ -27,7 +27,7 @@ VARIANTS = {
 }
 
 
-def folder(name="10_exports"):
+def folder(name="11_exports"):
     """Where the exported files go (build/)."""
     return config.BUILD_DIR / name
 

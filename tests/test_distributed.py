@@ -1,9 +1,12 @@
 """Multi-device plumbing: TF_CONFIG, worker jobs, and (slow) a real two-worker run."""
 
+import inspect
 import json
+import re
 
-from helpers import distributed, worker
+from helpers import config, distributed, worker
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -62,3 +65,29 @@ def test_two_workers_end_identical_and_a_killed_job_resumes():
     assert [r["first_epoch"] for r in resumed.results.values()] == [2, 2]
     assert distributed.weight_difference(resumed) == 0.0
     assert all(np.isfinite(r["losses"]).all() for r in resumed.results.values())
+
+
+def step_functions(source):
+    """The `replica_step` and `train_step` definitions in `source`, dedented, in order."""
+    found, indent = [], None
+    for line in source.splitlines():
+        start = re.match(r"(\s*)(def replica_step|@tf\.function)", line)
+        if start:
+            indent = len(start.group(1))
+            found.append([])
+        elif indent is not None and line.strip() and (
+                len(line) - len(line.lstrip()) <= indent and "def train_step" not in line):
+            indent = None
+        if indent is not None:
+            found[-1].append(line[indent:])
+    return ["\n".join(block).strip() for block in found]
+
+
+def test_notebook_10_shows_the_step_the_worker_runs():
+    path = config.ROOT / "notebooks" / "10_multi_device_training.ipynb"
+    cells = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                      if c.cell_type == "code")
+    shown = step_functions(cells)
+    assert len(shown) == 2, "notebook 10 should write out replica_step and train_step"
+    assert shown == step_functions(inspect.getsource(worker.main)), (
+        "notebook 10's step function differs from helpers/worker.py's: change both together")

@@ -21,13 +21,38 @@ EXPECTATIONS = [
 ]
 
 
+def disagreements(text, words, records, read, low, high):
+    """Why notebook `text` and the `records` ({name: parsed JSON}) disagree, one line each."""
+    found = [] if words in text else [f"the notebook no longer says {words!r}"]
+    if not records:
+        found.append("no records to check it against in results/")
+    for name, record in records.items():
+        found += [f"{name}: {value:.1f} is outside {words!r}"
+                  for value in read(record) if not low <= value <= high]
+    return found
+
+
+def notebook_text(number):
+    return next((config.ROOT / "notebooks").glob(f"{number}_*.ipynb")).read_text()
+
+
+def recorded(pattern):
+    return {p.name: json.loads(p.read_text()) for p in sorted(config.RESULTS_DIR.glob(pattern))}
+
+
 @pytest.mark.parametrize("notebook, words, records, read, low, high", EXPECTATIONS,
                          ids=[row[0] for row in EXPECTATIONS])
 def test_an_expectation_holds_for_every_recorded_run(notebook, words, records, read, low, high):
-    text = next((config.ROOT / "notebooks").glob(f"{notebook}_*.ipynb")).read_text()
-    assert words in text, f"notebook {notebook} no longer says {words!r}: update this table"
-    files = sorted(config.RESULTS_DIR.glob(records))
-    assert files, f"no records {records} in results/"
-    for path in files:
-        for value in read(json.loads(path.read_text())):
-            assert low <= value <= high, f"{path.name}: {value:.1f} is outside {words!r}"
+    assert disagreements(notebook_text(notebook), words, recorded(records), read, low,
+                         high) == []
+
+
+def test_a_record_outside_the_range_or_a_changed_sentence_is_caught():
+    notebook, words, pattern, read, low, high = EXPECTATIONS[0]
+    text, records = notebook_text(notebook), recorded(pattern)
+    slower = {**records, "slow.json": {**next(iter(records.values())), "images_per_s": 120.0}}
+    assert disagreements(text, words, slower, read, low, high) == [
+        f"slow.json: 120.0 is outside {words!r}"]
+    assert disagreements(text.replace(words, "about 2,000 images/s"), words, records, read,
+                         low, high) == [f"the notebook no longer says {words!r}"]
+    assert disagreements(text, words, {}, read, low, high)
