@@ -174,6 +174,10 @@ BREAKAGES = {
     "slides: cell 5 has no": lambda nb: nb["cells"][5]["metadata"].pop("slideshow"),
     "slides: section heading": lambda nb: first_section(nb).update(
         source="Some text first.\n\n" + text(first_section(nb))),
+    "slides: the slide at": lambda nb: first_section(nb).update(
+        source=text(first_section(nb)) + " more" * MAX_WORDS),
+    "slides: visible marker": lambda nb: nb["cells"][-4].update(
+        source=f"x = 1  {MARK}"),
     "slides: empty": lambda nb: nb["cells"][2].update(source="  \n"),
     "notes": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]
                          if text(c).startswith(NOTES)],
