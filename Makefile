@@ -3,12 +3,13 @@
 #   make test      the whole test suite (helpers, notebooks under nbval in `smoke`, lint)
 #   make lab       open JupyterLab on notebooks/
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
+#   make site      the course website (Sphinx + myst-nb) in build/site/, offline
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test test-slow lab sample clean audit slides bench
+.PHONY: course test test-slow lab sample clean audit slides site bench
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +26,11 @@ node_modules/.installed: package.json package-lock.json
 course: $(VENV)/.installed node_modules/.installed
 	$(PY) tools/run_course.py --profile $(PROFILE) $(if $(FORCE),--force)
 	$(PY) tools/export_slides.py --profile $(PROFILE)
+	$(PY) tools/build_site.py --profile $(PROFILE)
+
+# The course website in build/site/ from the last `make course` (runs only what is missing).
+site: $(VENV)/.installed node_modules/.installed
+	$(PY) tools/build_site.py --profile $(PROFILE)
 
 # Decks from the last `make course` run in build/; notebooks not run there are executed now.
 slides: $(VENV)/.installed node_modules/.installed

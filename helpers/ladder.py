@@ -203,17 +203,19 @@ def v100_seconds(run):
 
 
 def table(rows, where="here"):
-    """The summary beside the source's figures, as readable text; `where` names the machine
-    the runs come from in the headings ("here", "recorded")."""
-    lines = [f"{'step':<9}{'change':<46}{f'val. acc. {where}':>21}{'source':>8}"
-             f"{'params':>10}{f'img/s {where}':>16}{'source V100':>13}"]
-    for step, row in rows.items():
-        acc, speed = SOURCE.get(step, (None, None))
-        lines.append(f"{step:<9}{CHANGES[step]:<46}"
-                     f"{100 * row['mean']:>12.1f} ± {100 * row['spread']:>4.1f} %"
-                     f"{f'{acc} %' if acc else '—':>8}{row['params']:>10,}"
-                     f"{row['images_per_s']:>16,.0f}{speed or '—':>13}")
-    return "\n".join(lines)
+    """The summary beside the source's figures as a pandas DataFrame (a table in Jupyter, on
+    the site and on slides); `where` names the machine the runs come from ("here",
+    "recorded") in the column names."""
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "step": step, "change": CHANGES[step],
+        f"val. acc. {where}": f"{100 * row['mean']:.1f} ± {100 * row['spread']:.1f} %",
+        "runs": row["runs"],
+        "source": f"{SOURCE[step][0]} %" if SOURCE.get(step, (None,))[0] else "—",
+        "params": f"{row['params']:,}", f"img/s {where}": f"{row['images_per_s']:,.0f}",
+        "source V100": f"{SOURCE[step][1]:,}" if SOURCE.get(step, (None, None))[1] else "—",
+    } for step, row in rows.items()])
 
 
 # --- the recorded ladder: one command, resumable, one file per finished run ------------------
@@ -310,7 +312,7 @@ def main(argv=None):
         print(f"[{i}/{len(runs)}] step {step}, seed {seed}: validation accuracy "
               f"{r['val_accuracy']:.1%}, {r['images_per_s']:,.0f} pictures/s, "
               f"{r['wall_s'] / 60:.1f} min", flush=True)
-    print(table(summary(load_runs(args.out))))
+    print(table(summary(load_runs(args.out))).to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -73,3 +73,39 @@ def pytest_sessionfinish(session, exitstatus):
         for path in stray:
             print("  ", path)
         session.exitstatus = 1
+
+
+# --- every notebook executed once per test session, shared by the slide and site tests -------
+
+
+@pytest.fixture(scope="session")
+def executed():
+    """`executed(path)`: the notebook as it ran, once per session: its last run in build/ when
+    that has the same cells, else executed now in `smoke`. A notebook that fails fails each
+    test that asks for it, with its error, without running again."""
+    import sys
+
+    from helpers import config
+
+    sys.path.insert(0, str(config.ROOT / "tools"))
+    import export_slides
+    import run_course
+
+    made = {}
+
+    def run(path):
+        if path not in made:
+            backend = os.environ.pop("MPLBACKEND", None)  # Agg would keep figures out
+            try:
+                nb, _ = export_slides.last_run(path)
+                made[path] = nb if nb is not None else run_course.execute(path, "smoke")
+            except Exception as e:
+                made[path] = f"{type(e).__name__}: {str(e)[-1500:]}"
+            finally:
+                if backend:
+                    os.environ["MPLBACKEND"] = backend
+        if isinstance(made[path], str):
+            pytest.fail(f"{path.name} could not be executed: {made[path]}")
+        return made[path]
+
+    return run

@@ -87,9 +87,11 @@ def test_one_run_has_no_spread_and_no_runs_is_a_clear_error():
 
 def test_table_shows_the_source_figures_beside_ours():
     rows = ladder.summary([fake("2b", 1, 0.7), fake("transfer", 1, 0.9)])
-    lines = ladder.table(rows).splitlines()
-    assert "85 %" in lines[1] and "533" in lines[1] and "70.0" in lines[1]
-    assert "—" in lines[2] and "90.0" in lines[2]
+    shown = ladder.table(rows).set_index("step")
+    assert shown.loc["2b", "source"] == "85 %" and shown.loc["2b", "source V100"] == "533"
+    assert shown.loc["2b", "val. acc. here"] == "70.0 ± 0.0 %"
+    assert shown.loc["transfer", "source"] == "—"
+    assert shown.loc["transfer", "val. acc. here"].startswith("90.0")
 
 
 def test_smoke_records_never_land_in_results(profile):

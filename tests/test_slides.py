@@ -6,10 +6,7 @@ keyboard reaches the last slide, every figure is on screen and not blank, and no
 fetched from the web.
 """
 
-import io
-import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -17,22 +14,16 @@ from pathlib import Path
 
 from helpers import config
 
+import browser as chromium
 import nbformat
 import pytest
-from PIL import Image, ImageStat
 
 sys.path.insert(0, str(config.ROOT / "tools"))
 import export_slides  # noqa: E402
 import run_course  # noqa: E402
 
 NOTEBOOKS = run_course.notebooks()
-CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-# CI installs the browser (.ci/run): there a missing browser fails the tests, never skips them.
-pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
-                                reason="needs chromium and chromedriver (apt-get install)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900"]
+pytestmark = chromium.needed
 GET_REVEAL = """const done = arguments[0];
 require(['reveal.js/dist/reveal.js'], R => {
   window.Reveal = R;
@@ -41,7 +32,14 @@ require(['reveal.js/dist/reveal.js'], R => {
 
 
 @pytest.fixture(scope="module")
-def decks(tmp_path_factory):
+def browser():
+    driver = chromium.start()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory, executed):
     """A folder with the browser files; `make(path)` exports a deck there once, as
     `make slides` does (the last run in build/, else executed now in `smoke`)."""
     out = tmp_path_factory.mktemp("slides")
@@ -50,36 +48,10 @@ def decks(tmp_path_factory):
 
     def make(path):
         if path not in made:
-            backend = os.environ.pop("MPLBACKEND", None)  # conftest's Agg keeps figures out
-            try:
-                made[path] = export_slides.make_deck(path, "smoke", out)["deck"]
-            except Exception as e:  # the notebook itself fails: say so once, not three times
-                made[path] = f"{type(e).__name__}: {str(e)[-1500:]}"
-            finally:
-                if backend:
-                    os.environ["MPLBACKEND"] = backend
-        if not made[path].endswith(".slides.html"):
-            pytest.fail(f"{path.name} could not be exported: {made[path]}")
+            made[path] = export_slides.make_deck(path, "smoke", out, executed(path))["deck"]
         return out / made[path]
 
     return make
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM or "/usr/bin/chromium"
-    for flag in [*FLAGS, f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-')}"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options,
-                              service=Service(CHROMEDRIVER or "/usr/bin/chromedriver"))
-    driver.set_script_timeout(30)
-    yield driver
-    driver.quit()
 
 
 def open_deck(browser, decks, path):
@@ -129,13 +101,6 @@ def test_space_bar_walks_every_step_to_the_questionnaire(decks, browser, path):
     assert browser.execute_script("return Reveal.isLastSlide()")
 
 
-def not_blank(png):
-    """A figure, not an empty or single-colour box: varied pixels, many of them not white."""
-    image = Image.open(io.BytesIO(png)).convert("L")
-    dark = sum(image.histogram()[:200]) / (image.width * image.height)
-    return image.width > 100 and ImageStat.Stat(image).stddev[0] > 20 and dark > 0.02
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_figure_renders(decks, browser, path):
     open_deck(browser, decks, path)
@@ -146,7 +111,7 @@ def test_every_figure_renders(decks, browser, path):
             "Reveal.slide(at.h, at.v, 1000); arguments[0].scrollIntoView();", figure)
         assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
         for _ in range(20):  # give the slide and fragment transitions time to finish
-            shown = not_blank(figure.screenshot_as_png)
+            shown = chromium.not_blank(figure.screenshot_as_png)
             if shown:
                 break
             time.sleep(0.2)

@@ -24,7 +24,7 @@ from nbconvert import SlidesExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "node_modules"
-BUILD = ROOT / "build"
+BUILD = run_course.BUILD  # build/, or COURSE_BUILD as helpers.config has it
 # What each deck loads: node_modules/<source> is copied to <deck folder>/<target>.
 ASSETS = {
     "reveal.js/dist": "reveal.js/dist",
@@ -116,9 +116,10 @@ def export(nb, deck):
     deck.write_text(body)
 
 
-def make_deck(path, profile, out):
-    """Export notebook `path` (last run, else executed in `profile`) into the folder `out`."""
-    nb, made_in = last_run(path)
+def make_deck(path, profile, out, nb=None):
+    """Export notebook `path` (`nb` when given, else its last run, else executed now in
+    `profile`) into the folder `out`."""
+    nb, made_in = (nb, profile) if nb is not None else last_run(path)
     if nb is None:
         nb, made_in = run_course.execute(path, profile), profile
     deck = f"{path.stem}.slides.html"

@@ -1,0 +1,115 @@
+"""The course website (`make site`), opened offline in headless Chromium.
+
+The site is built once from every notebook as it ran (its last run in build/, else executed in
+`smoke`, shared with the slide tests), then checked as a learner would use it: every page loads
+with no console error and nothing requested from the web, search finds a notebook's word,
+every figure is drawn, and the links between pages lead to pages that exist.
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from helpers import config
+
+import browser as chromium
+import pytest
+
+sys.path.insert(0, str(config.ROOT / "tools"))
+import build_site  # noqa: E402
+import run_course  # noqa: E402
+
+NOTEBOOKS = run_course.notebooks()
+pytestmark = chromium.needed
+WEB = ("http", "https", "ws", "wss", "ftp")  # what would leave the machine
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, executed):
+    out = tmp_path_factory.mktemp("course") / "site"
+    seconds = build_site.build({path: executed(path) for path in NOTEBOOKS}, out)
+    print(f"site built in {seconds:.0f} s")
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = chromium.start()
+    yield driver
+    driver.quit()
+
+
+def visit(browser, url):
+    """Open `url`; returns (console errors, requests that left the machine)."""
+    browser.get_log("performance")  # forget what earlier pages did
+    browser.get_log("browser")
+    browser.get(url)
+    browser.execute_async_script("const done = arguments[0];"
+                                 "if (document.readyState === 'complete') done();"
+                                 "else window.addEventListener('load', () => done());")
+    time.sleep(0.3)  # scripts that run after load (search, MathJax) get their turn
+    requested = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
+    urls = [m["params"]["request"]["url"] for m in requested
+            if m["method"] == "Network.requestWillBeSent"]
+    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    return errors, [u for u in urls if urlparse(u).scheme in WEB]
+
+
+def pages(site):
+    return [site / "index.html", *(site / f"{p.stem}.html" for p in NOTEBOOKS)]
+
+
+def test_every_page_loads_offline_without_errors(site, browser):
+    for page in pages(site):
+        assert page.exists(), f"{page.name} was not built"
+        errors, outside = visit(browser, page.as_uri())
+        assert not errors, f"{page.name}: {errors}"
+        assert not outside, f"{page.name} asked the web for {outside}"
+        assert browser.find_elements("css selector", "nav.bd-docs-nav a"), "no sidebar"
+
+
+def test_search_finds_a_word_from_a_notebook(site, browser):
+    visit(browser, (site / "search.html").as_uri() + "?q=bfloat16")
+    for _ in range(50):
+        found = browser.find_elements("css selector", "#search-results ul.search li a")
+        if found:
+            break
+        time.sleep(0.2)
+    names = {urlparse(a.get_attribute("href")).path.rsplit("/", 1)[-1] for a in found}
+    assert "09_mixed_precision.html" in names, names
+
+
+def test_every_figure_is_drawn(site, browser):
+    drawn = 0
+    for page in pages(site)[1:]:
+        visit(browser, page.as_uri())
+        for figure in browser.find_elements("css selector", ".cell_output img"):
+            browser.execute_script("arguments[0].scrollIntoView();", figure)
+            assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
+            assert chromium.not_blank(figure.screenshot_as_png), f"blank figure in {page.name}"
+            drawn += 1
+    assert drawn >= len(NOTEBOOKS), f"only {drawn} figures on {len(NOTEBOOKS)} pages"
+
+
+def test_links_between_pages_lead_somewhere(site, browser):
+    for page in pages(site):
+        visit(browser, page.as_uri())
+        hrefs = browser.execute_script(
+            "return [...document.querySelectorAll('a[href]')].map(a => a.href)")
+        for href in hrefs:
+            url = urlparse(href)
+            if url.scheme == "file":
+                assert Path(unquote(url.path)).exists(), f"{page.name} links to a missing {href}"
+    visit(browser, (site / "index.html").as_uri())
+    browser.find_element("link text", "Mixed precision").click()
+    assert "Mixed precision" in browser.title
+
+
+def test_the_check_sees_a_request_to_the_web(tmp_path, browser):
+    page = tmp_path / "leaky.html"
+    page.write_text("<!doctype html><img src='https://example.org/badge.svg'>"
+                    "<script>console.error('broken')</script>")
+    errors, outside = visit(browser, page.as_uri())
+    assert outside == ["https://example.org/badge.svg"] and errors

@@ -1,0 +1,224 @@
+"""Build the course website from the executed notebooks: build/site/index.html.
+
+    python tools/build_site.py                  # from the last `make course` run in build/
+    python tools/build_site.py --profile smoke  # notebooks not run yet are executed in smoke
+
+Sphinx with myst-nb renders every executed notebook (outputs and figures included, nothing
+executed again) with sphinx-book-theme: a sidebar in teaching order, a table of contents per
+page, full-text search. Each page links its slide deck, Colab and the notebook file. The home
+page has the course map, how to run the course, and the recorded results in results/.
+Everything the pages load is copied next to them: nothing comes from the web.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import export_slides
+import nbformat
+import pandas as pd
+import run_course
+
+ROOT = run_course.ROOT
+BUILD = run_course.BUILD
+COLAB = "https://colab.research.google.com/github/your-org/dl-gpu-course/blob/main/notebooks/"
+PLUMBING = ("colab-badge", "colab-setup")
+CONF = '''project = "Deep learning and GPUs"
+author = "the course authors"
+extensions = ["myst_nb"]
+nb_execution_mode = "off"  # the notebooks were executed by tools/run_course.py
+html_theme = "sphinx_book_theme"
+html_title = "Deep learning and GPUs"
+html_static_path = ["_static"]
+html_context = {"default_mode": "auto"}  # unset, the theme logs an error on every page
+html_theme_options = {"home_page_in_toc": True, "show_toc_level": 2,
+                      "use_download_button": False, "use_fullscreen_button": False}
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"  # node_modules: no CDN
+myst_enable_extensions = ["dollarmath"]
+suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
+'''
+
+
+def executed(path, profile):
+    """The notebook's executed copy from build/ (running it first when it is missing)."""
+    nb, _ = run_course_copy(path)
+    if nb is None:
+        print(f"{path.name}: no executed copy in {BUILD}; running it in {profile}", flush=True)
+        nb = run_course.execute(path, profile)
+        nbformat.write(nb, BUILD / path.name)
+    return nb
+
+
+def run_course_copy(path):
+    """build/<name>.ipynb when it holds the same cells as the notebook, else (None, None)."""
+    built = BUILD / path.name
+    if not built.exists():
+        return None, None
+    nb, source = nbformat.read(built, as_version=4), nbformat.read(path, as_version=4)
+    if [c.source for c in nb.cells] != [c.source for c in source.cells]:
+        return None, None
+    return nb, built
+
+
+def links(path):
+    """The line of links at the top of a page: deck (when exported), Colab, notebook file."""
+    found = []
+    if (BUILD / "slides" / f"{path.stem}.slides.html").exists():
+        found.append(f'<a href="../slides/{path.stem}.slides.html">Slides</a>')
+    found.append(f'<a href="{COLAB}{path.name}"><img src="_static/colab-badge.svg" '
+                 'alt="Open in Colab" style="vertical-align: middle"></a>')
+    found.append(f'<a href="_notebooks/{path.name}" download>Download the notebook</a>')
+    return " · ".join(found)
+
+
+def page(nb, path):
+    """The notebook as the site shows it: the Colab plumbing replaced by a line of links."""
+    nb = export_slides.without_marks(nbformat.from_dict(json.loads(json.dumps(nb))))
+    nb.cells = [c for c in nb.cells if not set(c.metadata.get("tags", [])) & set(PLUMBING)]
+    header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
+    nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path)))
+    nb.metadata.pop("widgets", None)  # no widget state: it would load require.js from a CDN
+    return nb
+
+
+def course_map():
+    """The README's course map, its Colab badges left out (the pages link Colab)."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| # |"))
+    table = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        line = re.sub(r" \[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)", "", line)
+        table.append(re.sub(r"\]\(notebooks/(\w+)\.ipynb\)", r"](\1.ipynb)", line))
+    return "\n".join(table)
+
+
+def quick_start():
+    """The README's Quick start section (its two commands)."""
+    text = (ROOT / "README.md").read_text()
+    return text.split("## Quick start", 1)[1].split("\n## ", 1)[0].strip()
+
+
+def ladder_table():
+    """The recorded tutorial-scale ladder: one row per step, from results/."""
+    sys.path.insert(0, str(ROOT))
+    from helpers import ladder
+
+    runs = ladder.load_runs(ladder.RECORDED)
+    if not runs:
+        return "No tutorial-scale ladder is recorded yet."
+    return ladder.table(ladder.summary(runs), "recorded").to_html(index=False, border=0)
+
+
+def bench_table():
+    """Every recorded benchmark run in results/ (one JSON file per run)."""
+    records = []
+    for path in sorted((ROOT / "results").glob("*.json")):
+        record = json.loads(path.read_text())
+        if isinstance(record, dict) and "images_per_s" in record:
+            hardware = record.get("hardware", {})
+            gpus = hardware.get("gpus") or []
+            records.append({"network": record.get("model"), "device": record.get("device"),
+                            "data": record.get("source"), "dtype": record.get("dtype"),
+                            "batch": record.get("batch_size"),
+                            "images/s": round(record["images_per_s"]),
+                            "on": gpus[0]["name"] if str(record.get("device")).startswith("gpu")
+                            and gpus else hardware.get("cpu", ""),
+                            "date": str(record.get("date", ""))[:10]})
+    if not records:
+        return "No benchmark runs are recorded yet."
+    return pd.DataFrame(records).to_html(index=False, border=0)
+
+
+def home(paths):
+    toc = "\n".join(p.stem for p in paths)
+    return f"""# Deep learning and GPUs
+
+A course in numbered notebooks, from CNN, RNN and transfer-learning basics through improving a
+cat/dog network step by step to timing CPU against GPU. Every page below is a notebook as it
+ran in the course's last `make course`, with its outputs and figures.
+
+```{{toctree}}
+:maxdepth: 1
+:caption: Notebooks
+:hidden:
+
+{toc}
+```
+
+## Course map
+
+{course_map()}
+
+## How to run it
+
+{quick_start()}
+
+## Recorded results
+
+These runs were **recorded** on the machines their records name (in `results/`), not on the
+machine that built this page.
+
+### The cat/dog ladder at the tutorial's scale
+
+<div>{ladder_table()}</div>
+
+### Benchmarks
+
+<div>{bench_table()}</div>
+"""
+
+
+def write_sources(pages, src):
+    shutil.rmtree(src, ignore_errors=True)
+    (src / "_static").mkdir(parents=True)
+    (src / "conf.py").write_text(CONF)
+    shutil.copy2(ROOT / "tools" / "templates" / "colab-badge.svg", src / "_static")
+    mathjax = ROOT / "node_modules" / "mathjax"
+    if not mathjax.is_dir():
+        raise SystemExit("node_modules/mathjax is missing: run `npm ci` (make site does).")
+    shutil.copytree(mathjax, src / "_static" / "mathjax",
+                    ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"))
+    for path, nb in pages.items():
+        nbformat.write(page(nb, path), src / path.name)
+    (src / "index.md").write_text(home(list(pages)))
+
+
+def build(pages, out):
+    """Write the site of `pages` ({notebook file: its executed copy}) into the folder `out`;
+    returns the seconds it took. The Sphinx sources go to `out`_src beside it."""
+    from sphinx.cmd.build import build_main
+
+    start = time.perf_counter()
+    src = out.parent / f"{out.name}_src"
+    write_sources(pages, src)
+    shutil.rmtree(out, ignore_errors=True)
+    if build_main(["-b", "html", "-q", "-j", "auto", str(src), str(out)]) != 0:
+        raise SystemExit(f"sphinx-build failed on {src}")
+    (out / "_notebooks").mkdir()
+    for path in pages:
+        shutil.copy2(path, out / "_notebooks" / path.name)
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
+    parser.add_argument("--out", type=Path, default=BUILD / "site")
+    parser.add_argument("only", nargs="*", help="notebook number prefixes, e.g. 00 05")
+    args = parser.parse_args(argv)
+    paths = run_course.notebooks(args.only)
+    seconds = build({path: executed(path, args.profile) for path in paths}, args.out)
+    print(f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
+          f"open {args.out / 'index.html'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
