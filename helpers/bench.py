@@ -514,6 +514,8 @@ def _plan(args):
 
 
 def main(argv=None):
+    from tqdm import tqdm
+
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     if args.list:
@@ -528,7 +530,9 @@ def main(argv=None):
                                                    "TF_ENABLE_ONEDNN_OPTS") if k in os.environ)
     command = f"{env + ' ' if env else ''}python -m helpers.bench {shlex.join(argv)}"
     records = []
-    for model, device, batch, source, workers, mp in _plan(args):
+    plan = _plan(args)
+    bar = tqdm(plan, desc="bench", unit="run", disable=len(plan) < 2)  # time left, on stderr
+    for model, device, batch, source, workers, mp in bar:
         try:
             record = run(model, device, batch, source, args.steps, args.warmup, workers, mp,
                          args.dtype, command=command)
@@ -536,9 +540,9 @@ def main(argv=None):
             raise SystemExit(f"python -m helpers.bench: {e}") from e
         records.append(record)
         saved = f"  -> {save(record)}" if args.record else ""
-        print(f"{model} {device} b{record['batch_size']} {source}: "
-              f"{record['images_per_s']:,.0f} img/s, peak share {record['peak_share']:.0%}"
-              f"{saved}", flush=True)
+        bar.write(f"{model} {device} b{record['batch_size']} {source}: "
+                  f"{record['images_per_s']:,.0f} img/s, peak share {record['peak_share']:.0%}"
+                  f"{saved}")
     print()
     print(table(records))
     for line in targets(records):

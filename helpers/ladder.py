@@ -244,7 +244,7 @@ def _epoch_log(path):
     return [rows[e] for e in sorted(rows)]
 
 
-def record_run(step, seed, s, out, root=None, command=None):
+def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
     """Train one run (resumable) and write its record to `out` once it has finished.
 
     The epochs done so far are logged to a CSV file beside the records, and the model is
@@ -261,7 +261,8 @@ def record_run(step, seed, s, out, root=None, command=None):
     name = f"ladder_{folder_key}_{target.stem}"
     speed = Throughput(s.batch, to_logs=True)  # puts images/s and epoch time into the log
     record = train(step, seed, s, verbose=2, root=root, name=name,
-                   callbacks=[speed, keras.callbacks.CSVLogger(str(log), append=True)])
+                   callbacks=[speed, keras.callbacks.CSVLogger(str(log), append=True),
+                              *callbacks])
     epochs = _epoch_log(log)
     rates = [e["images_per_s"] for e in epochs]
     record.update(
@@ -281,6 +282,9 @@ def record_run(step, seed, s, out, root=None, command=None):
 
 def main(argv=None):
     """The command line: train the ladder's runs that are not recorded yet, one by one."""
+    import keras
+    from tqdm import tqdm
+
     parser = argparse.ArgumentParser(
         prog="python -m helpers.ladder",
         description="Run the cat/dog ladder and record every run in --out; run it again "
@@ -301,17 +305,25 @@ def main(argv=None):
     command = shlex.join(["python", "-m", "helpers.ladder", *(argv or sys.argv[1:])])
     runs = [(step, seed) for step in args.steps for seed in range(1, args.seeds + 1)]
     start = time.perf_counter()
+    # every epoch of every run on one bar (stderr), with the time left at this pace
+    bar = tqdm(total=len(runs) * args.epochs, unit="epoch", desc="ladder", smoothing=0.05)
     for i, (step, seed) in enumerate(runs, 1):
         done = run_path(args.out, step, seed)
         if done.exists():
-            print(f"[{i}/{len(runs)}] step {step}, seed {seed}: recorded in {data.shown(done)}")
+            bar.update(args.epochs)
+            bar.write(f"[{i}/{len(runs)}] step {step}, seed {seed}: recorded in "
+                      f"{data.shown(done)}")
             continue
-        print(f"[{i}/{len(runs)}] step {step}, seed {seed}: training ({CHANGES[step]}); "
-              f"{(time.perf_counter() - start) / 60:.1f} min so far", flush=True)
-        r = record_run(step, seed, s, args.out, root=args.data, command=command)
-        print(f"[{i}/{len(runs)}] step {step}, seed {seed}: validation accuracy "
-              f"{r['val_accuracy']:.1%}, {r['images_per_s']:,.0f} pictures/s, "
-              f"{r['wall_s'] / 60:.1f} min", flush=True)
+        bar.update(len(_epoch_log(Path(args.out) / "in_progress" / f"{done.stem}.csv")))
+        bar.write(f"[{i}/{len(runs)}] step {step}, seed {seed}: training ({CHANGES[step]}); "
+                  f"{(time.perf_counter() - start) / 60:.1f} min so far")
+        r = record_run(step, seed, s, args.out, root=args.data, command=command,
+                       callbacks=[keras.callbacks.LambdaCallback(
+                           on_epoch_end=lambda epoch, logs: bar.update(1))])
+        bar.write(f"[{i}/{len(runs)}] step {step}, seed {seed}: validation accuracy "
+                  f"{r['val_accuracy']:.1%}, {r['images_per_s']:,.0f} pictures/s, "
+                  f"{r['wall_s'] / 60:.1f} min")
+    bar.close()
     print(table(summary(load_runs(args.out))).to_string(index=False))
 
 

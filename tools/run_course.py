@@ -21,6 +21,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
+from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -40,8 +41,12 @@ def execute(path, profile, timeout=3600, nb=None):
     """
     os.environ["COURSE_PROFILE"] = profile
     nb = nb if nb is not None else nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    cells = sum(c.cell_type == "code" for c in nb.cells)
+    # one bar per notebook on stderr: which cell (n of m) runs, time so far and time left
+    with tqdm(total=cells, desc=f"{path.stem} ({profile})", unit="cell", leave=False) as bar:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(NOTEBOOKS)}},
+                       on_cell_executed=lambda **_: bar.update(1)).execute()
     return nb
 
 
