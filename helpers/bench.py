@@ -6,7 +6,8 @@
     KERAS_BACKEND=jax python -m helpers.bench --model cifar10_net   # synthetic data: any backend
 
 Python: `record = bench.run("cifar10_net", batch_size=256)`; `bench.save(record)`;
-`bench.load()` reads results/; `bench.table(records)` and `bench.plot(records)` show them.
+`bench.load()` reads results/; `bench.table(records)` (a DataFrame) and `bench.plot(records)`
+show them.
 Each record holds the images/s (median of the timed steps after warm-up), the step-time
 spread, the input-wait share, FLOPs per image, achieved FLOP/s and its share of this
 machine's measured matrix-multiply peak, plus hardware, versions, backend, date and command.
@@ -376,16 +377,12 @@ def rows(records):
 
 
 def table(records, title=None):
-    """A plain-text table of records (a list of dicts from `run` or `load`)."""
-    if not records:
-        return "(no records)"
-    data = rows(records) if "hardware" in records[0] else records
-    columns = list(data[0])
-    widths = {c: max(len(c), *(len(str(d[c])) for d in data)) for c in columns}
-    lines = [title] if title else []
-    lines.append("  ".join(f"{c:<{widths[c]}}" for c in columns).rstrip())
-    lines += ["  ".join(f"{str(d[c]):<{widths[c]}}" for c in columns).rstrip() for d in data]
-    return "\n".join(lines)
+    """Records (dicts from `run` or `load`, or plain rows) as a pandas DataFrame, which Jupyter,
+    the site and the slides show as a table; with a `title`, a Styler with that caption."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows(records) if records and "hardware" in records[0] else records)
+    return frame.style.set_caption(title).hide(axis="index") if title else frame
 
 
 def plot(records, title="Recorded runs (images/s, log scale)"):
@@ -419,9 +416,10 @@ PUBLISHED = [  # source 000 (blog, two parts): figures as published, not measure
 
 def published_table(models=None):
     """The source's figures (optionally only for `models`) as a table labelled as the source's."""
-    data = [dict(zip(("model", "machine (source 000)", "published speed", "utilisation"), row))
-            for row in PUBLISHED if models is None or row[0] in models]
-    return table(data, title="Published by the source (not measured here)")
+    columns = ("model", "machine (source 000, not measured here)", "published speed",
+               "utilisation")
+    return table([dict(zip(columns, row)) for row in PUBLISHED
+                  if models is None or row[0] in models])
 
 
 # --- targets of the course, as ratios within one run -----------------------------------------
@@ -544,7 +542,7 @@ def main(argv=None):
                   f"{record['images_per_s']:,.0f} img/s, peak share {record['peak_share']:.0%}"
                   f"{saved}")
     print()
-    print(table(records))
+    print(table(records).to_string(index=False))
     for line in targets(records):
         print(line)
     return 0

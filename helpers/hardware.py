@@ -128,7 +128,9 @@ def describe():
 
 
 def table(info=None):
-    """A readable table of `describe()`."""
+    """`describe()` as a one-column pandas DataFrame, one row per fact (a table in Jupyter)."""
+    import pandas as pd
+
     info = info or describe()
     cpu = info["cpu"]
     rows = [
@@ -150,5 +152,4 @@ def table(info=None):
     rows.append(("Mixed precision", supported or "no hardware support"))
     rows.append(("Colab", "yes" if info["colab"] else "no"))
     rows.append(("Versions", ", ".join(f"{k} {v}" for k, v in info["versions"].items())))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    return pd.DataFrame({"this machine": dict(rows)})

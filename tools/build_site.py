@@ -21,7 +21,6 @@ from pathlib import Path
 
 import export_slides
 import nbformat
-import pandas as pd
 import run_course
 
 ROOT = run_course.ROOT
@@ -45,24 +44,13 @@ suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 
 
 def executed(path, profile):
-    """The notebook's executed copy from build/ (running it first when it is missing)."""
-    nb, _ = run_course_copy(path)
+    """The notebook's last run in build/ (as the decks use it), else executed now and kept."""
+    nb, _ = export_slides.last_run(path)
     if nb is None:
         print(f"{path.name}: no executed copy in {BUILD}; running it in {profile}", flush=True)
         nb = run_course.execute(path, profile)
         nbformat.write(nb, BUILD / path.name)
     return nb
-
-
-def run_course_copy(path):
-    """build/<name>.ipynb when it holds the same cells as the notebook, else (None, None)."""
-    built = BUILD / path.name
-    if not built.exists():
-        return None, None
-    nb, source = nbformat.read(built, as_version=4), nbformat.read(path, as_version=4)
-    if [c.source for c in nb.cells] != [c.source for c in source.cells]:
-        return None, None
-    return nb, built
 
 
 def links(path):
@@ -105,39 +93,21 @@ def quick_start():
     return text.split("## Quick start", 1)[1].split("\n## ", 1)[0].strip()
 
 
-def ladder_table():
-    """The recorded tutorial-scale ladder: one row per step, from results/."""
+def recorded_tables():
+    """The recorded tutorial-scale ladder and every recorded benchmark run, as HTML tables."""
     sys.path.insert(0, str(ROOT))
-    from helpers import ladder
+    from helpers import bench, ladder
 
-    runs = ladder.load_runs(ladder.RECORDED)
-    if not runs:
-        return "No tutorial-scale ladder is recorded yet."
-    return ladder.table(ladder.summary(runs), "recorded").to_html(index=False, border=0)
-
-
-def bench_table():
-    """Every recorded benchmark run in results/ (one JSON file per run)."""
-    records = []
-    for path in sorted((ROOT / "results").glob("*.json")):
-        record = json.loads(path.read_text())
-        if isinstance(record, dict) and "images_per_s" in record:
-            hardware = record.get("hardware", {})
-            gpus = hardware.get("gpus") or []
-            records.append({"network": record.get("model"), "device": record.get("device"),
-                            "data": record.get("source"), "dtype": record.get("dtype"),
-                            "batch": record.get("batch_size"),
-                            "images/s": round(record["images_per_s"]),
-                            "on": gpus[0]["name"] if str(record.get("device")).startswith("gpu")
-                            and gpus else hardware.get("cpu", ""),
-                            "date": str(record.get("date", ""))[:10]})
-    if not records:
-        return "No benchmark runs are recorded yet."
-    return pd.DataFrame(records).to_html(index=False, border=0)
+    runs, records = ladder.load_runs(ladder.RECORDED), bench.load()
+    shown = ladder.table(ladder.summary(runs), "recorded") if runs else None
+    return (shown.to_html(index=False, border=0) if runs else "No ladder is recorded yet.",
+            bench.table(records).to_html(index=False, border=0) if records
+            else "No benchmark run is recorded yet.")
 
 
 def home(paths):
     toc = "\n".join(p.stem for p in paths)
+    ladder, benchmarks = recorded_tables()
     return f"""# Deep learning and GPUs
 
 A course in numbered notebooks, from CNN, RNN and transfer-learning basics through improving a
@@ -167,11 +137,11 @@ machine that built this page.
 
 ### The cat/dog ladder at the tutorial's scale
 
-<div>{ladder_table()}</div>
+<div>{ladder}</div>
 
 ### Benchmarks
 
-<div>{bench_table()}</div>
+<div>{benchmarks}</div>
 """
 
 

@@ -66,6 +66,7 @@ def write_index(runs):
     (BUILD / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>Course build</title>"
         "<h1>Deep learning and GPUs: executed notebooks</h1>"
+        "<p>The course website: <a href='site/index.html'>site/index.html</a> (make site).</p>"
         f"<table border='1' cellpadding='4'><tr><th>notebook</th><th>deck</th><th>profile</th>"
         f"<th>run time</th><th>status</th></tr>{rows}</table>")
 
