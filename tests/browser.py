@@ -37,4 +37,4 @@ def not_blank(png):
     """A figure, not an empty or single-colour box: varied pixels, many of them not white."""
     image = Image.open(io.BytesIO(png)).convert("L")
     dark = sum(image.histogram()[:200]) / (image.width * image.height)
-    return image.width > 100 and ImageStat.Stat(image).stddev[0] > 20 and dark > 0.02
+    return image.width > 100 and ImageStat.Stat(image).stddev[0] > 10 and dark > 0.02

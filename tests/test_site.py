@@ -8,6 +8,7 @@ every figure is drawn, and the links between pages lead to pages that exist.
 
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -88,7 +89,15 @@ def test_every_figure_is_drawn(site, browser):
         for figure in browser.find_elements("css selector", ".cell_output img"):
             browser.execute_script("arguments[0].scrollIntoView();", figure)
             assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
-            assert chromium.not_blank(figure.screenshot_as_png), f"blank figure in {page.name}"
+            for _ in range(20):  # give the browser time to decode and paint it
+                shown = chromium.not_blank(figure.screenshot_as_png)
+                if shown:
+                    break
+                time.sleep(0.2)
+            if not shown:
+                Path(tempfile.gettempdir(), f"{page.stem}-blank.png").write_bytes(
+                    figure.screenshot_as_png)
+            assert shown, f"blank figure in {page.name}; screenshot in {tempfile.gettempdir()}"
             drawn += 1
     assert drawn >= len(NOTEBOOKS), f"only {drawn} figures on {len(NOTEBOOKS)} pages"
 
