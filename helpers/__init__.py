@@ -1,40 +1,57 @@
 """Shared plumbing for the course notebooks: profiles, data, models, timing, plots.
 
 Import it before Keras (`from helpers import config, data, plots`): it loads TensorFlow
-with its start-up log lines (CUDA probing, CPU-feature notes) kept out of the notebook.
+with its info and warning lines turned off (TF_CPP_MIN_LOG_LEVEL=2); errors still show.
 """
 
 import importlib.util
 import os
+import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def _import_tensorflow_quietly():
-    """Import TensorFlow with file descriptor 2 pointed at /dev/null; errors still raise."""
+def _import_tensorflow():
+    """Import TensorFlow (when it is the backend) and let it take GPU memory as needed.
+
+    What TensorFlow writes to stderr meanwhile (CUDA probing: on a machine without a GPU a few
+    lines of it, some labelled E) is kept, not thrown away: it is `startup_log`, which
+    notebook 00 shows when nvidia-smi sees a GPU that TensorFlow cannot use. If the import
+    fails, the log goes to stderr with the error.
+    """
     if os.environ.get("KERAS_BACKEND", "tensorflow") != "tensorflow":
-        return
+        return ""
     if importlib.util.find_spec("tensorflow") is None:
-        return
+        return ""
     saved = os.dup(2)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 2)
+        try:
             import tensorflow as tf
 
-            for gpu in tf.config.list_physical_devices("GPU"):  # CUDA probing: silenced too
+            for gpu in tf.config.list_physical_devices("GPU"):
                 tf.config.experimental.set_memory_growth(gpu, True)  # take memory as needed
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+            failed = False
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            log.seek(0)
+            text = log.read().decode(errors="replace")
+            if failed:
+                sys.stderr.write(text)
+    return text
 
 
-_import_tensorflow_quietly()
+startup_log = _import_tensorflow()
 
 from . import config  # noqa: E402
 
 if config.build_problem():  # a read-only course folder (a shared lab machine): say so once
     print("Notice:", config.build_problem())
 
-__all__ = ["config"]
+__all__ = ["config", "startup_log"]
 __version__ = "0.1.0"

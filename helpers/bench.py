@@ -357,8 +357,6 @@ def load(folder=None):
     return sorted(records, key=lambda r: (r["date"], r["model"]))
 
 
-COLUMNS = ("model", "machine", "source", "batch", "dtype", "img/s", "wait", "GFLOP/s", "peak",
-           "date")
 
 
 def rows(records):

@@ -95,12 +95,9 @@ def _dataset(name):
 
 
 def sha256(path):
-    """The sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
+    """The sha256 of a file, as a hex string."""
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def sample_path(relative):

@@ -219,20 +219,15 @@ def imagenet_labels(path=None):
     return labels
 
 
-def picture(path, size):
-    """One picture as a (1, size, size, 3) float32 batch of 0..255 pixels."""
-    from .predict import load_pictures
-
-    return load_pictures([path], size)
-
-
 def top5(classifier, path, labels):
     """[(label, probability)] of the five best classes, and the batch-1 latency in seconds."""
     if not np.issubdtype(classifier.input["dtype"], np.integer):
         raise ValueError(f"{classifier.path.name} takes {classifier.input_dtype} input; top5 "
                          "expects a quantized classifier that takes uint8 pixels.")
+    from .predict import load_pictures
+
     size = int(classifier.input["shape"][1])
-    image = np.round(picture(path, size)).astype(classifier.input["dtype"])
+    image = np.round(load_pictures([path], size)).astype(classifier.input["dtype"])
 
     def run(x):
         return classifier.predict(x, raw=True)

@@ -100,11 +100,15 @@ def mixed_precision_support(cpu=None, tf_devices=None):
 
 def versions():
     """Versions of Python and the libraries the course depends on."""
+    from importlib import metadata
+
     found = {"python": platform.python_version()}
-    for module in ("tensorflow", "keras", "numpy", "matplotlib", "PIL", "jax", "torch"):
+    for name, package in (("tensorflow", "tensorflow"), ("keras", "keras"), ("numpy", "numpy"),
+                          ("matplotlib", "matplotlib"), ("PIL", "pillow"), ("jax", "jax"),
+                          ("torch", "torch")):
         try:
-            found[module] = __import__(module).__version__
-        except Exception:
+            found[name] = metadata.version(package)
+        except metadata.PackageNotFoundError:
             continue
     return found
 

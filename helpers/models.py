@@ -21,15 +21,6 @@ def mnist_cnn():
     ], name="mnist_cnn")
 
 
-def cats_dogs_original(image_size=64, augment=False):
-    """The tutorial's cat/dog net (ladder step 0): two Conv(32)+pool pairs, Dense 128, sigmoid.
-
-    Input is 0..255 pixels: the 1/255 rescaling is a layer of the model, so no prediction
-    code can forget it.
-    """
-    return cats_dogs_net("0", image_size=image_size, augment=augment)
-
-
 def architecture(model):
     """A model's layers as (class name, settings) pairs, names left out and nested models
     opened: two models with equal architectures are the same network, written twice."""
@@ -309,18 +300,3 @@ def extract_features(extractor, dataset):
         features.append(extractor.predict_on_batch(images))
         labels.append(keras.ops.convert_to_numpy(batch_labels))
     return np.concatenate(features), np.concatenate(labels)
-
-
-MODELS = {"mnist_cnn": mnist_cnn, "cats_dogs_original": cats_dogs_original,
-          "cats_dogs_net": cats_dogs_net,
-          "cats_dogs_transfer": cats_dogs_transfer, "cifar10_net": cifar10_net,
-          "cats_dogs_deep": cats_dogs_deep,
-          "text_lstm": text_lstm, "sentiment_net": sentiment_net, "imagenet_base": imagenet_base,
-          "classifier_head": classifier_head, "transfer_model": transfer_model}
-
-
-def build(name, **kwargs):
-    """Build a course model by name; a clear error lists the valid names."""
-    if name not in MODELS:
-        raise KeyError(f"Unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}.")
-    return MODELS[name](**kwargs)

@@ -4,7 +4,6 @@
 """
 
 import os
-import shutil
 from pathlib import Path
 
 import keras
@@ -16,21 +15,6 @@ from .timing import Throughput
 def backup_dir(name):
     """Where the resumable state of training `name` is kept (under build/)."""
     return config.BUILD_DIR / "backup" / name
-
-
-def enable_gpu_memory_growth():
-    """Let TensorFlow take GPU memory as needed instead of all of it at start."""
-    if keras.backend.backend() != "tensorflow":
-        return []
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    for gpu in gpus:
-        try:
-            tf.config.experimental.set_memory_growth(gpu, True)
-        except RuntimeError:  # already initialised: the setting can no longer change
-            pass
-    return gpus
 
 
 def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, callbacks=(),
@@ -83,7 +67,3 @@ def _batch_size(dataset):
         size = int(keras.ops.shape(next(iter(dataset))[0])[0])
     return int(size)
 
-
-def clear_backup(name):
-    """Forget a half-finished training so the next run starts from epoch 1."""
-    shutil.rmtree(backup_dir(name), ignore_errors=True)

@@ -117,9 +117,3 @@ def test_extract_features_keeps_labels_aligned_with_a_shuffling_pipeline():
     assert features.shape == (10, 3)
     assert np.array_equal(features[:, 0], got.astype("float32"))
     assert sorted(got.tolist()) == labels.tolist()
-
-
-def test_new_models_are_listed():
-    for name in ("text_lstm", "sentiment_net", "imagenet_base", "classifier_head",
-                 "transfer_model"):
-        assert name in models.MODELS

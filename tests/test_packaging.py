@@ -1,6 +1,9 @@
 """The install files agree with each other, and the README's commands exist."""
 
+import os
 import re
+import subprocess
+import sys
 
 from helpers import config
 
@@ -38,9 +41,16 @@ def test_environment_yml_installs_requirements_txt():
         map(int, floor[2:].split(".")))
 
 
-def test_helpers_is_an_installable_package():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert project["tool"]["setuptools"]["packages"] == ["helpers"]
+def test_helpers_imports_from_anywhere_and_keeps_tensorflows_start_up_lines(tmp_path):
+    """Installed (pip -e), `helpers` imports outside the course folder; TensorFlow's start-up
+    lines stay out of the learner's stderr but are kept in `helpers.startup_log`."""
+    script = ("import helpers, sys, tensorflow as tf; sys.stderr.write('after import\\n');"
+              "print(repr(helpers.startup_log)); print(tf.__version__)")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == "after import\n", done.stderr[-2000:]
+    assert isinstance(eval(done.stdout.splitlines()[0]), str)
 
 
 def test_readme_quick_start_commands_exist_in_the_makefile():

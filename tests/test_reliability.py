@@ -311,17 +311,6 @@ def test_out_of_memory_suggests_a_smaller_batch(monkeypatch):
         training.fit(model, x, epochs=1)
 
 
-def test_gpu_memory_growth_is_switched_on_for_every_gpu(monkeypatch):
-    import tensorflow as tf
-
-    switched = []
-    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: ["gpu0", "gpu1"])
-    monkeypatch.setattr(tf.config.experimental, "set_memory_growth",
-                        lambda gpu, on: switched.append((gpu, on)))
-    assert training.enable_gpu_memory_growth() == ["gpu0", "gpu1"]
-    assert switched == [("gpu0", True), ("gpu1", True)]
-
-
 DETERMINISM_SCRIPT = textwrap.dedent("""
     import json
     from helpers import config, data, models, training
