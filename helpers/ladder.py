@@ -226,6 +226,11 @@ def run_path(folder, step, seed):
     return Path(folder) / f"step-{step}_seed-{seed}.json"
 
 
+def progress_log(folder, step, seed):
+    """The per-epoch CSV log of a run that has not finished yet (gitignored)."""
+    return Path(folder) / "in_progress" / f"{run_path(folder, step, seed).stem}.csv"
+
+
 def load_runs(folder):
     """Every finished run recorded in `folder`, in ladder order, then by seed."""
     order = list(CHANGES)
@@ -254,7 +259,7 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
 
     out = Path(out)
     target = run_path(out, step, seed)
-    log = out / "in_progress" / f"{target.stem}.csv"
+    log = progress_log(out, step, seed)
     log.parent.mkdir(parents=True, exist_ok=True)
     resumed = bool(_epoch_log(log))
     folder_key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
@@ -305,16 +310,19 @@ def main(argv=None):
     command = shlex.join(["python", "-m", "helpers.ladder", *(argv or sys.argv[1:])])
     runs = [(step, seed) for step in args.steps for seed in range(1, args.seeds + 1)]
     start = time.perf_counter()
-    # every epoch of every run on one bar (stderr), with the time left at this pace
-    bar = tqdm(total=len(runs) * args.epochs, unit="epoch", desc="ladder", smoothing=0.05)
+    # every epoch of every run on one bar (stderr); epochs already done count as its start,
+    # so the time left comes from the pace of this session's epochs only
+    done_before = sum(args.epochs if run_path(args.out, step, seed).exists()
+                      else len(_epoch_log(progress_log(args.out, step, seed)))
+                      for step, seed in runs)
+    bar = tqdm(total=len(runs) * args.epochs, initial=done_before, unit="epoch", desc="ladder",
+               smoothing=0.05)
     for i, (step, seed) in enumerate(runs, 1):
         done = run_path(args.out, step, seed)
         if done.exists():
-            bar.update(args.epochs)
             bar.write(f"[{i}/{len(runs)}] step {step}, seed {seed}: recorded in "
                       f"{data.shown(done)}")
             continue
-        bar.update(len(_epoch_log(Path(args.out) / "in_progress" / f"{done.stem}.csv")))
         bar.write(f"[{i}/{len(runs)}] step {step}, seed {seed}: training ({CHANGES[step]}); "
                   f"{(time.perf_counter() - start) / 60:.1f} min so far")
         r = record_run(step, seed, s, args.out, root=args.data, command=command,
