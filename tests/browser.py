@@ -38,3 +38,17 @@ def not_blank(png):
     image = Image.open(io.BytesIO(png)).convert("L")
     dark = sum(image.histogram()[:200]) / (image.width * image.height)
     return image.width > 100 and ImageStat.Stat(image).stddev[0] > 10 and dark > 0.02
+
+
+def painted(browser, figure, name):
+    """True once `figure` (an <img> on screen) shows a drawing, waiting up to 4 s for the
+    browser to decode and paint it; else False, with a screenshot of the page saved."""
+    import time
+    from pathlib import Path
+
+    for _ in range(20):
+        if not_blank(figure.screenshot_as_png):
+            return True
+        time.sleep(0.2)
+    Path(tempfile.gettempdir(), f"{name}-blank.png").write_bytes(browser.get_screenshot_as_png())
+    return False

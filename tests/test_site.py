@@ -89,15 +89,8 @@ def test_every_figure_is_drawn(site, browser):
         for figure in browser.find_elements("css selector", ".cell_output img"):
             browser.execute_script("arguments[0].scrollIntoView();", figure)
             assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
-            for _ in range(20):  # give the browser time to decode and paint it
-                shown = chromium.not_blank(figure.screenshot_as_png)
-                if shown:
-                    break
-                time.sleep(0.2)
-            if not shown:
-                Path(tempfile.gettempdir(), f"{page.stem}-blank.png").write_bytes(
-                    figure.screenshot_as_png)
-            assert shown, f"blank figure in {page.name}; screenshot in {tempfile.gettempdir()}"
+            assert chromium.painted(browser, figure, page.stem), (
+                f"blank figure in {page.name}; screenshot in {tempfile.gettempdir()}")
             drawn += 1
     assert drawn >= len(NOTEBOOKS), f"only {drawn} figures on {len(NOTEBOOKS)} pages"
 

@@ -9,8 +9,6 @@ fetched from the web.
 import re
 import sys
 import tempfile
-import time
-from pathlib import Path
 
 from helpers import config
 
@@ -110,14 +108,7 @@ def test_every_figure_renders(decks, browser, path):
             "const at = Reveal.getIndices(arguments[0].closest('section'));"
             "Reveal.slide(at.h, at.v, 1000); arguments[0].scrollIntoView();", figure)
         assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
-        for _ in range(20):  # give the slide and fragment transitions time to finish
-            shown = chromium.not_blank(figure.screenshot_as_png)
-            if shown:
-                break
-            time.sleep(0.2)
-        if not shown:
-            Path(tempfile.gettempdir(), f"{path.stem}-blank.png").write_bytes(
-                browser.get_screenshot_as_png())
-        assert shown, f"blank figure in {path.stem}; screenshot in {tempfile.gettempdir()}"
+        assert chromium.painted(browser, figure, path.stem), (
+            f"blank figure in {path.stem}; screenshot in {tempfile.gettempdir()}")
     if path.name.startswith("00_"):
         assert figures, "notebook 00 plots the matrix-multiply speeds"
