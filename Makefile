@@ -24,17 +24,17 @@ node_modules/.installed: package.json package-lock.json
 
 # A run cut short goes on with the notebooks not yet built; FORCE=1 runs every notebook again.
 course: $(VENV)/.installed node_modules/.installed
-	$(PY) tools/run_course.py --profile $(PROFILE) $(if $(FORCE),--force)
-	$(PY) tools/export_slides.py --profile $(PROFILE)
-	$(PY) tools/build_site.py --profile $(PROFILE)
+	$(PY) -m tools.run_course --profile $(PROFILE) $(if $(FORCE),--force)
+	$(PY) -m tools.export_slides --profile $(PROFILE)
+	$(PY) -m tools.build_site --profile $(PROFILE)
 
 # The course website in build/site/ from the last `make course` (runs only what is missing).
 site: $(VENV)/.installed node_modules/.installed
-	$(PY) tools/build_site.py --profile $(PROFILE)
+	$(PY) -m tools.build_site --profile $(PROFILE)
 
 # Decks from the last `make course` run in build/; notebooks not run there are executed now.
 slides: $(VENV)/.installed node_modules/.installed
-	$(PY) tools/export_slides.py --profile $(PROFILE)
+	$(PY) -m tools.export_slides --profile $(PROFILE)
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
 test: $(VENV)/.installed node_modules/.installed
@@ -54,7 +54,7 @@ audit: $(VENV)/.installed
 	$(VENV)/bin/pip-audit -r requirements.txt
 
 sample: $(VENV)/.installed
-	$(PY) tools/build_sample.py
+	$(PY) -m tools.build_sample
 
 clean:
 	rm -rf build

@@ -9,6 +9,9 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
+__all__ = ["BUILD_DIR", "CACHE_DIR", "DATA_DIR", "PROFILES", "RESULTS_DIR", "ROOT", "SEED",
+           "SETTINGS", "build_problem", "profile", "set_seed", "settings"]
+
 PROFILES = ("smoke", "sample", "full")
 
 

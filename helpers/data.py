@@ -1,215 +1,25 @@
-"""The course's datasets: the embedded sample in data/, and the full public sets.
+"""The course's datasets as tf.data pipelines: decode once, cache, parallel map, prefetch.
 
-`profile() == "full"` downloads the public dataset once into the cache (checksum
-pinned); without a network it falls back to the sample with a one-line notice.
-Loaders return tf.data pipelines: decode once, cache, parallel map, prefetch.
+Where each dataset's files come from (the embedded sample, or the full public set in the
+`full` profile) is helpers.sources; this module reads class folders, the cat/dog splits,
+CIFAR-10, MNIST and the text sets from there.
 """
 
 import gzip
-import hashlib
 import os
-import posixpath
 import random
-import re
-import shutil
-import stat
-import tarfile
-import time
-import zipfile
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import numpy as np
 
 from . import config
 from .images import check_images, printable, read_picture, unused_line
+from .sources import sample_path, source
 
-
-@dataclass(frozen=True)
-class Remote:
-    """One published file: where it is, its sha256, and whether it is an archive."""
-
-    url: str
-    sha256: str
-    extract: bool = False
-
-
-# Checksums are the ones the projects themselves publish (TensorFlow Datasets' url_checksums,
-# Keras' dataset loaders) or, for Tiny Shakespeare, the file in ../shared/data.
-DATASETS = {
-    "cats_dogs": dict(
-        sample="cats_dogs",
-        layout="PetImages/Cat, PetImages/Dog: 12,500 JPEGs each, some corrupt; no split",
-        remotes=[Remote("https://download.microsoft.com/download/3/E/1/3E1C3F21-ECDB-4869-"
-                        "8368-6DEBA77B919F/kagglecatsanddogs_3367a.zip",
-                        "f9553e426bd725354ed3a27e3c6920caadb55c835d1ebd880d2e56d3f1fbb22b", True)],
-    ),
-    "mnist": dict(
-        sample="mnist",
-        layout="idx files: 60,000 training and 10,000 test digits",
-        remotes=[Remote(f"https://storage.googleapis.com/cvdf-datasets/mnist/{name}", sha)
-                 for name, sha in [
-                     ("train-images-idx3-ubyte.gz",
-                      "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
-                     ("train-labels-idx1-ubyte.gz",
-                      "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
-                     ("t10k-images-idx3-ubyte.gz",
-                      "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
-                     ("t10k-labels-idx1-ubyte.gz",
-                      "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6")]],
-    ),
-    "imdb": dict(
-        sample="imdb",
-        layout="aclImdb/{train,test}/{pos,neg}/*.txt: 25,000 reviews per split",
-        remotes=[Remote("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
-                        "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe", True)],
-    ),
-    "cifar10": dict(
-        sample="cifar10",
-        layout="cifar-10-batches-bin/*.bin: 1 label byte + 3072 pixel bytes per image",
-        remotes=[Remote("https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
-                        "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd", True)],
-    ),
-    "tinyshakespeare": dict(
-        sample="tinyshakespeare",
-        layout="input.txt: 1,115,394 characters (the sample is the whole file)",
-        remotes=[Remote("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/"
-                        "tinyshakespeare/input.txt",
-                        "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed")],
-    ),
-}
-
-# Files of the sample that code pins: a changed file is an error, not a surprise.
-PINNED = {
-    "pretrained/mobilenet_2_5_224_tf_no_top.h5":
-        "dbdb03ee2a22fd895301636cd328b234bb3a9952358f436d82f46b81e0d5b0bf",
-    "tinyshakespeare/input.txt":
-        "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
-}
-
-
-def _dataset(name):
-    if name not in DATASETS:
-        raise KeyError(f"Unknown dataset {name!r}; choose one of {', '.join(sorted(DATASETS))}.")
-    return DATASETS[name]
-
-
-def sha256(path):
-    """The sha256 of a file, as a hex string."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def sample_path(relative):
-    """A file or folder of the embedded sample; pinned files are checked."""
-    path = config.DATA_DIR / relative
-    if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; rebuild the sample with "
-                                "`python tools/build_sample.py`.")
-    expected = PINNED.get(Path(relative).as_posix())
-    if expected and sha256(path) != expected:
-        raise ValueError(f"{path} does not match its pinned sha256 {expected}; "
-                         "rebuild the sample with `python tools/build_sample.py`.")
-    return path
-
-
-def download(remote, cache_dir=None, retries=3, wait=2.0):
-    """Fetch one Remote into the cache once, checking its sha256; returns the local path.
-
-    A failed or corrupt transfer is deleted and retried `retries` times; archives are
-    extracted safely (see `safe_extract`). A second call uses the cache, no network.
-    """
-    import keras
-
-    cache_dir = Path(cache_dir or config.CACHE_DIR)
-    fname = remote.url.rsplit("/", 1)[-1]
-    target = cache_dir / "datasets" / fname
-    for attempt in range(1, retries + 1):
-        try:
-            path = Path(keras.utils.get_file(fname, remote.url, file_hash=remote.sha256,
-                                             cache_dir=str(cache_dir), cache_subdir="datasets"))
-            break
-        except Exception as e:  # Keras deletes a partial file; we delete a corrupt one
-            target.unlink(missing_ok=True)
-            corrupt = isinstance(e, ValueError)
-            if attempt == retries:
-                if corrupt:
-                    raise ValueError(f"Download of {remote.url} is corrupt (sha256 differs from "
-                                     f"{remote.sha256}); the file was deleted, try again.") from e
-                raise ConnectionError(f"Could not download {remote.url} after {retries} tries "
-                                      f"({e}).") from e
-            print(f"Download of {fname} failed ({str(e)[:100]}); retry {attempt}/{retries - 1}")
-            time.sleep(wait * attempt)
-    if remote.extract:
-        return safe_extract(path, path.with_name(fname.split(".")[0]))
-    return path
-
-
-def _refuse(archive, name, why):
-    raise ValueError(f"{archive} contains an unsafe entry {name!r} ({why}); nothing was "
-                     "extracted. Delete the archive and download it again from its source.")
-
-
-def _check_entry(archive, name, link_target=None):
-    """Refuse absolute paths, '..' and links that point outside the extraction folder."""
-    path = PurePosixPath(name.replace("\\", "/"))
-    if path.is_absolute() or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
-        _refuse(archive, name, "absolute path or '..'")
-    if link_target is not None:
-        target = PurePosixPath(link_target)
-        resolved = posixpath.normpath(str(path.parent / target))
-        if target.is_absolute() or resolved.startswith(".."):
-            _refuse(archive, name, f"link to {link_target!r} outside the folder")
-
-
-def safe_extract(archive, dest):
-    """Extract a zip or tar archive into `dest`, refusing unsafe entries; returns `dest`.
-
-    Extraction goes to a temporary sibling folder first and is renamed into place at the
-    end, so an interrupted or refused extraction leaves no half folder behind.
-    """
-    archive, dest = Path(archive), Path(dest)
-    if dest.exists():
-        return dest
-    partial = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    try:
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as z:
-                for info in z.infolist():
-                    _check_entry(archive, info.filename)
-                    if stat.S_ISLNK(info.external_attr >> 16):
-                        _refuse(archive, info.filename, "symbolic link")
-                z.extractall(partial)
-        elif tarfile.is_tarfile(archive):
-            with tarfile.open(archive) as t:
-                for m in t.getmembers():
-                    link = m.linkname if m.issym() else None
-                    _check_entry(archive, m.name, link)
-                    if m.islnk():
-                        _check_entry(archive, m.linkname)
-                t.extractall(partial, filter="data")
-        else:
-            raise ValueError(f"{archive} is neither a zip nor a tar archive.")
-        partial.rename(dest)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    return dest
-
-
-def source(name):
-    """Where dataset `name` comes from under the active profile: ('sample'|'full', path)."""
-    info = _dataset(name)
-    if config.profile() == "full":
-        try:
-            paths = [download(r) for r in info["remotes"]]
-            return "full", paths[0] if len(paths) == 1 else paths[0].parent
-        except Exception as e:  # no network, proxy, server down: keep the course running
-            print(f"Notice: could not download the full {name} dataset ({str(e)[:120]}); "
-                  "using the embedded sample instead.")
-    return "sample", sample_path(info["sample"])
+__all__ = ["CATS_DOGS_SPLITS", "TUTORIAL_PER_CLASS", "cats_dogs", "cats_dogs_files", "cifar10",
+           "class_folders", "image_pipeline", "imdb", "labelled_files", "mnist", "mnist_arrays",
+           "need_memory", "pretrained_weights", "read_cifar_bin", "read_idx", "read_text",
+           "sample_pictures", "shakespeare", "shown", "split_files", "split_folder"]
 
 
 # --- images from class folders --------------------------------------------------------
@@ -273,26 +83,39 @@ def need_memory(nbytes, what):
                           "close other programs.")
 
 
-def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED):
-    """tf.data: decode and resize in parallel once, cache as uint8, (shuffle), batch, prefetch."""
+def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED,
+                   parallel=True, cache=True, prefetch=True, augment=None, repeat=False):
+    """Pictures as tf.data batches of (float32 pixels 0..255, label): decode and resize once,
+    cache as uint8, (shuffle), batch, prefetch. Notebook 07 switches each part off in turn.
+
+    parallel: decode on all cores · cache: keep the decoded pictures in memory after the
+    first pass (uint8, a quarter of float32's bytes) · prefetch: prepare the next batches
+    while the model trains · augment: a Keras layer run on each batch in the pipeline instead
+    of in the model · repeat: endless, whole batches only (for benchmarks).
+    """
     import tensorflow as tf
 
     if batch_size < 1:
         raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
     size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
+    calls = tf.data.AUTOTUNE if parallel else None
+    if cache:
+        need_memory(len(paths) * size[0] * size[1] * 3, f"caching {len(paths):,} pictures at "
+                    f"{size[0]}x{size[1]} pixels")
 
-    need_memory(len(paths) * size[0] * size[1] * 3, f"caching {len(paths):,} pictures at "
-                f"{size[0]}x{size[1]} pixels")
-
-    def load(path, label):  # kept as uint8 (a quarter of float32's memory), float32 out
+    def load(path, label):
         return tf.saturate_cast(tf.round(read_picture(path, size)), tf.uint8), label
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
-    ds = ds.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
+    ds = ds.map(load, num_parallel_calls=calls)
+    ds = ds.cache() if cache else ds
     if shuffle:
         ds = ds.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
-    ds = ds.batch(batch_size).map(lambda x, y: (tf.cast(x, tf.float32), y))
-    return ds.prefetch(tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size, drop_remainder=repeat).map(lambda x, y: (tf.cast(x, tf.float32), y))
+    ds = ds.repeat() if repeat else ds
+    if augment is not None:
+        ds = ds.map(lambda x, y: (augment(x, training=True), y), num_parallel_calls=calls)
+    return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
 
 def split_files(paths, labels, validation_fraction=0.2):
@@ -321,25 +144,26 @@ def split_folder(root, split):
         "each with one sub-folder per class (cats/, dogs/).")
 
 
-def cats_dogs_files(split, root=None):
+def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
     """(paths, labels, classes) of one cat/dog split, from the first of: `root`, the folder
-    in COURSE_CATS_DOGS, the full Kaggle set (`full`, downloaded), the embedded sample."""
+    in COURSE_CATS_DOGS, the full Kaggle set (`full`, downloaded), the embedded sample;
+    shuffled by `seed`, the first `limit` of them."""
     root = root or os.environ.get("COURSE_CATS_DOGS")
     if root:
-        return labelled_files(split_folder(root, split))
+        return labelled_files(split_folder(root, split), limit, seed)
     kind, folder = source("cats_dogs")
     if kind == "sample":
-        return labelled_files(folder / split)
+        return labelled_files(folder / split, limit, seed)
     # Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
     # seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures
-    paths, labels, classes = labelled_files(folder / "PetImages")
+    paths, labels, classes = labelled_files(folder / "PetImages", seed=seed)
     chosen = []
     for label in range(len(classes)):
         mine = [i for i, y in enumerate(labels) if y == label]
         n_val = min(TUTORIAL_PER_CLASS["validation"], round(len(mine) * 0.2))
         n_train = TUTORIAL_PER_CLASS["train"]
         chosen += mine[:n_val] if split == "validation" else mine[n_val:n_val + n_train]
-    chosen.sort()
+    chosen = sorted(chosen)[:limit]
     return [paths[i] for i in chosen], [labels[i] for i in chosen], classes
 
 
@@ -354,8 +178,7 @@ def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=No
     s = config.settings("cats_dogs")
     batch_size = batch_size or s.batch
     limit = limit or (s.train if split == "train" else s.val)
-    paths, labels, classes = cats_dogs_files(split, root)
-    paths, labels = paths[:limit] if limit else paths, labels[:limit] if limit else labels
+    paths, labels, classes = cats_dogs_files(split, root, limit)
     ds = image_pipeline(paths, labels, image_size, batch_size, shuffle=(split == "train"))
     ds.class_names, ds.num_examples = classes, len(paths)
     return ds

@@ -29,6 +29,10 @@ import numpy as np
 
 from . import config
 
+__all__ = ["WORKER_MODULE", "folder", "free_ports", "kill", "mirrored_strategy", "Run",
+           "scaling_efficiency", "split_cpu", "start", "tf_config", "train", "wait",
+           "weight_difference"]
+
 WORKER_MODULE = "helpers.worker"
 
 

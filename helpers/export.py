@@ -10,13 +10,16 @@ The TFLite files run with LiteRT (`ai-edge-litert`, the interpreter TensorFlow's
 """
 
 import shutil
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 
 from . import config
+from .timing import first_and_median
+
+__all__ = ["CAT_CLASSES", "VARIANTS", "accuracy", "export_all", "folder", "imagenet_labels",
+           "interpreter_class", "latency", "load", "saved_model", "size_bytes", "TFLiteModel",
+           "top5"]
 
 VARIANTS = {
     "keras": "the .keras file (architecture + weights), loaded back in safe mode",
@@ -180,17 +183,8 @@ class TFLiteModel:
 
 def latency(predict, images, repeats=20):
     """Seconds for one call of `predict(images)`: the first call and the median of `repeats`."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be 1 or more, got {repeats}.")
-    start = time.perf_counter()
-    predict(images)
-    first = time.perf_counter() - start
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        predict(images)
-        times.append(time.perf_counter() - start)
-    return {"first_s": first, "median_s": statistics.median(times)}
+    first, median = first_and_median(lambda: predict(images), repeats)
+    return {"first_s": first, "median_s": median}
 
 
 def accuracy(predict, images, labels, batch=1):

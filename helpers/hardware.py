@@ -8,6 +8,9 @@ import sys
 
 import psutil
 
+__all__ = ["SIMD_FLAGS", "cpu_info", "describe", "gpus", "in_colab", "mixed_precision_support",
+           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "threads", "versions"]
+
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")
 
@@ -129,6 +132,28 @@ def describe():
         "keras_backend": keras.backend.backend(),
         "versions": versions(),
     }
+
+
+def threads():
+    """TensorFlow's thread pools (intra-op: cores one operation may use; inter-op: operations
+    run side by side; 0 means chosen by TensorFlow) and the oneDNN switch; None on another
+    Keras backend."""
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        return None
+    import tensorflow as tf
+
+    return {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+            "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+            "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default")}
+
+
+def summary(info=None):
+    """One line on a machine: its CPU with the cores this process may use, and its GPUs."""
+    info = info or describe()
+    gpus = ", ".join(g["name"] for g in info["gpus"]) or "no GPU"
+    return f"{info['cpu']['model']} ({info['cpu']['usable_cores']} cores usable), {gpus}"
 
 
 def table(info=None):

@@ -18,6 +18,10 @@ from PIL import Image
 
 from . import config
 
+__all__ = ["CHECK_VERSION", "IMAGE_SUFFIXES", "MAX_PIXELS", "PIPELINE_FORMATS", "check_image",
+           "check_images", "ImageReport", "printable", "read_picture", "unused_line",
+           "verdict_file"]
+
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp"}

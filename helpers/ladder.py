@@ -1,9 +1,9 @@
 """The cat/dog improvement ladder as a measured experiment (notebook 05).
 
     s = config.settings("cats_dogs_ladder")
-    records = [ladder.train(step, seed, s) for seed in range(1, s.seeds + 1)]
-    ladder.save(records, path)          # results/ (sample, full) or build/results/ (smoke)
-    ladder.summary(records)             # per step: mean and spread of validation accuracy
+    runs = [ladder.train(step, seed, s) for seed in range(1, s.seeds + 1)]
+    ladder.save(runs, path)             # results/ (sample, full) or build/results/ (smoke)
+    ladder.summary(runs)                # per step: mean and spread of validation accuracy
 
 The long recorded run, resumable, one JSON file per finished run (see `main`):
 
@@ -13,19 +13,23 @@ The long recorded run, resumable, one JSON file per finished run (see `main`):
 
 import argparse
 import csv
+import functools
 import hashlib
 import json
-import os
 import shlex
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from . import config, data, hardware, models, training
+from . import config, data, models, published, results, training
 from .timing import Throughput
+
+__all__ = ["CHANGES", "PAIRS", "RECORDED", "V100_SPEED", "build", "datasets", "describe",
+           "load_runs", "main", "progress_log", "record", "record_run", "results_file",
+           "run_path", "save", "summary", "table", "train", "v100_seconds", "verdicts"]
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -37,20 +41,14 @@ CHANGES = {
     "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
 }
 
-# The source's published figures (blog 000, Tesla V100): validation accuracy in %, and
-# training images/s (None where the source gives no figure). Shown labelled as the source's.
-SOURCE = {"0": (80, None), "1": (84, None), "2": (90, 425), "2b": (85, 533), "3": (94, 333)}
-
-# The blog's V100 training speeds per step, for the time its runs would take (pictures/s):
+# The blog's V100 training speed per step, for the time its runs would take (pictures/s):
 # it gives 425 for step 2 and "unchanged" for step 1; step 0 is taken to be the same.
-V100_SPEED = {"0": 425, "1": 425, "2": 425, "2b": 533, "3": 333}
+V100_SPEED = {"0": published.LADDER_V100_SPEED["2"], "1": published.LADDER_V100_SPEED["2"],
+              **published.LADDER_V100_SPEED}
 # Each step against the one it builds on (or is compared with), as notebook 05 reads them.
 PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
 # The recorded tutorial-scale ladder (8,000 / 2,000 pictures, 25 epochs, 3 seeds per step).
 RECORDED = config.RESULTS_DIR / "cats_dogs_ladder_tutorial"
-
-_datasets = {}
-_machine = {}
 
 
 def build(step, seed=None):
@@ -75,24 +73,13 @@ def describe(model):
 
 def datasets(image_size, s, root=None):
     """(train, validation) pipelines for settings `s`, decoded once per image size."""
-    key = (config.profile(), image_size, s.batch, s.train, s.val, str(root))
-    if key not in _datasets:
-        _datasets[key] = tuple(data.cats_dogs(split, image_size, s.batch, limit=limit, root=root)
-                               for split, limit in (("train", s.train), ("validation", s.val)))
-    return _datasets[key]
+    return _pipelines(config.profile(), image_size, s.batch, s.train, s.val, root)
 
 
-def machine():
-    """A short description of this machine and the library versions, for every record."""
-    if not _machine:
-        info = hardware.describe()
-        gpus = ", ".join(g["name"] for g in info["gpus"]) or "no GPU"
-        cpu = info["cpu"]
-        _machine.update(hardware=f"{cpu['model']} ({cpu['usable_cores']} cores usable), {gpus}",
-                        versions={k: v for k, v in info["versions"].items()
-                                  if k in ("python", "tensorflow", "keras")},
-                        details=info)
-    return _machine
+@functools.cache
+def _pipelines(profile, image_size, batch, train, val, root):
+    return tuple(data.cats_dogs(split, image_size, batch, limit=limit, root=root)
+                 for split, limit in (("train", train), ("validation", val)))
 
 
 def train(step, seed, s, verbose=0, root=None, name=None, callbacks=()):
@@ -132,8 +119,8 @@ def record(step, seed, model, history, timer, pipelines, wall_s):
         "image_size": model.input_shape[1],
         "train_images": train_ds.num_examples, "val_images": val_ds.num_examples,
         "wall_s": wall_s, "profile": config.profile(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "hardware": machine()["hardware"], "versions": machine()["versions"],
+        "date": results.now(),
+        "hardware": results.machine()["hardware"], "versions": results.machine()["versions"],
     }
 
 
@@ -144,30 +131,26 @@ def results_file(name="cats_dogs_ladder"):
     return folder / f"{name}_{config.profile()}_{stamp}.json"
 
 
-def save(records, path, command="notebooks/05_cats_dogs_improvements.ipynb"):
+def save(runs, path, command="notebooks/05_cats_dogs_improvements.ipynb"):
     """Write the records with the full hardware description, date and command as JSON."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"command": command, "profile": config.profile(),
-               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "machine": machine()["details"], "summary": summary(records),
-               "records": records}
-    path.write_text(json.dumps(payload, indent=1))
-    return path
+    return results.write_json(path, {
+        "command": command, "profile": config.profile(), "date": results.now(),
+        "machine": results.machine()["details"], "summary": summary(runs), "records": runs})
 
 
-def summary(records):
+def summary(runs):
     """Per step, in order of first appearance: runs, mean, spread (standard deviation),
     min and max of validation accuracy; parameters; median training images/s."""
-    if not records:
+    if not runs:
         raise ValueError("No ladder records to summarise: train at least one step first.")
     rows = {}
-    for step in dict.fromkeys(r["step"] for r in records):
-        runs = [r for r in records if r["step"] == step]
-        acc = [r["val_accuracy"] for r in runs]
-        rows[step] = {"runs": len(runs), "mean": statistics.mean(acc),
+    for step in dict.fromkeys(r["step"] for r in runs):
+        mine = [r for r in runs if r["step"] == step]
+        acc = [r["val_accuracy"] for r in mine]
+        rows[step] = {"runs": len(mine), "mean": statistics.mean(acc),
                       "spread": statistics.stdev(acc) if len(acc) > 1 else 0.0,
-                      "min": min(acc), "max": max(acc), "params": runs[0]["params"],
-                      "images_per_s": statistics.median(r["images_per_s"] for r in runs)}
+                      "min": min(acc), "max": max(acc), "params": mine[0]["params"],
+                      "images_per_s": statistics.median(r["images_per_s"] for r in mine)}
     return rows
 
 
@@ -188,7 +171,8 @@ def verdicts(rows):
             verdict = "one seed: no spread to judge it by"
         else:
             verdict = "clear" if abs(gain) > 2 * noise else "within the spread"
-        ours, theirs = SOURCE.get(before, (None,))[0], SOURCE.get(after, (None,))[0]
+        ours = published.LADDER_ACCURACY.get(before)
+        theirs = published.LADDER_ACCURACY.get(after)
         source = f"{theirs - ours:+d} points" if ours and theirs else "not in the source"
         lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); "
                      f"source {source}")
@@ -212,9 +196,11 @@ def table(rows, where="here"):
         "step": step, "change": CHANGES[step],
         f"val. acc. {where}": f"{100 * row['mean']:.1f} ± {100 * row['spread']:.1f} %",
         "runs": row["runs"],
-        "source": f"{SOURCE[step][0]} %" if SOURCE.get(step, (None,))[0] else "—",
+        "source": f"{published.LADDER_ACCURACY[step]} %"
+        if step in published.LADDER_ACCURACY else "—",
         "params": f"{row['params']:,}", f"img/s {where}": f"{row['images_per_s']:,.0f}",
-        "source V100": f"{SOURCE[step][1]:,}" if SOURCE.get(step, (None, None))[1] else "—",
+        "source V100": f"{published.LADDER_V100_SPEED[step]:,}"
+        if step in published.LADDER_V100_SPEED else "—",
     } for step, row in rows.items()])
 
 
@@ -277,10 +263,8 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
         images_per_s_per_epoch=rates, images_per_s=statistics.median(rates[1:] or rates),
         epochs=len(epochs), wall_s=sum(e["epoch_s"] for e in epochs), resumed=resumed,
         dtype=keras.config.dtype_policy().name, data=data.shown(root) if root else None,
-        command=command, cpu_simd=machine()["details"]["cpu"]["simd"])
-    partial = target.with_suffix(".partial")
-    partial.write_text(json.dumps(record, indent=1))
-    os.replace(partial, target)
+        command=command, cpu_simd=results.machine()["details"]["cpu"]["simd"])
+    results.write_json(target, record)
     log.unlink()
     return record
 

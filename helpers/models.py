@@ -5,6 +5,11 @@ import math
 import keras
 from keras import layers
 
+__all__ = ["BASES", "LADDER", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
+           "augmentation", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
+           "classifier_head", "extract_features", "imagenet_base", "min_image_size", "mnist_cnn",
+           "sentiment_net", "text_lstm", "transfer_model"]
+
 
 def mnist_cnn():
     """The primer's MNIST CNN: Conv 32 -> pool -> Conv 64 -> pool -> Conv 64 -> Dense 64 -> 10."""

@@ -13,6 +13,8 @@ import psutil
 
 from .hardware import nvidia_smi_gpus
 
+__all__ = ["Utilization"]
+
 
 class Utilization:
     """Context manager: samples CPU %, memory and every GPU's load and memory."""

@@ -1,14 +1,20 @@
-"""The machine's limits: matrix-multiply FLOP/s and memory bandwidth, per device.
+"""The machine's limits and what a network asks of them, per device.
 
-Backend-agnostic Keras 3 (TensorFlow or JAX): the same code measures a CPU or a GPU.
-Times are medians of repeated runs after one warm-up run.
+Matrix-multiply FLOP/s and memory bandwidth, measured (backend-agnostic Keras 3: the same
+code measures a CPU or a GPU; medians of repeated runs after one warm-up run), the vendors'
+published peaks, and the FLOPs a network needs per picture, counted from its layer shapes.
 """
 
-import statistics
-import time
+import math
 
 import keras
 from keras import ops
+
+from .timing import first_and_median
+
+__all__ = ["GPU_PEAK_TFLOPS", "TRAINING_FLOPS_FACTOR", "arithmetic_intensity", "copy_bandwidth",
+           "devices", "flops_per_image", "matmul_flops", "measured_peak", "profiler_flops",
+           "published_peak", "supported_dtypes", "survey"]
 
 # Published dense peak figures (TFLOP/s) for GPUs learners meet, by name fragment.
 GPU_PEAK_TFLOPS = {
@@ -42,22 +48,12 @@ def _sync(x):
     ops.convert_to_numpy(ops.cast(x[:1, :1], "float32"))
 
 
-def _median_seconds(fn, repeats):
-    fn()  # warm-up: allocation, kernel selection, compilation
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):
     """FLOP/s of an n x n by n x n matrix multiply (2 n^3 operations) on `device`."""
     with keras.device(device):
         a = keras.random.normal((n, n), dtype=dtype, seed=1)
         b = keras.random.normal((n, n), dtype=dtype, seed=2)
-        seconds = _median_seconds(lambda: _sync(ops.matmul(a, b)), repeats)
+        seconds = first_and_median(lambda: _sync(ops.matmul(a, b)), repeats)[1]
     return 2 * n**3 / seconds
 
 
@@ -66,7 +62,7 @@ def copy_bandwidth(megabytes=512, device="cpu:0", repeats=5):
     n = int(megabytes * 1e6 // 4)
     with keras.device(device):
         a = ops.ones((n // 1024, 1024), dtype="float32")
-        seconds = _median_seconds(lambda: _sync(a + 1.0), repeats)
+        seconds = first_and_median(lambda: _sync(a + 1.0), repeats)[1]
     return 2 * a.shape[0] * 1024 * 4 / seconds
 
 
@@ -99,3 +95,76 @@ def survey(sizes, repeats=5):
             gflops = [matmul_flops(n, dtype, device, repeats) / 1e9 for n in sizes]
             results[f"{device} {dtype}"] = (list(sizes), gflops)
     return results
+
+
+# --- what a network asks: FLOPs per picture ----------------------------------------------
+
+TRAINING_FLOPS_FACTOR = 3  # backward pass ~ 2x forward: gradients for inputs and for weights
+
+
+def _leaves(model):
+    for layer in model.layers:
+        yield from (_leaves(layer) if hasattr(layer, "layers") else [layer])
+
+
+def flops_per_image(model):
+    """Forward-pass FLOPs for one image, from the layer shapes: 2 x the multiply-adds of
+    every Conv2D and Dense layer. Pooling, activations, biases and augmentation are left
+    out (together a few per cent, and limited by memory speed rather than arithmetic)."""
+    total = 0
+    for layer in _leaves(model):
+        if isinstance(layer, (keras.layers.Conv2D, keras.layers.Dense)):
+            kernel = layer.kernel.shape  # Conv2D: (kh, kw, cin/groups, cout); Dense: (in, out)
+            outputs = math.prod(layer.output.shape[1:])  # per image: H x W x cout, or units
+            total += 2 * math.prod(kernel[:-1]) * outputs
+    return total
+
+
+def arithmetic_intensity(model):
+    """Forward FLOPs per byte of float32 activations the layers write, for one image: a rough
+    measure of how much arithmetic a network does per byte it moves through memory."""
+    written = sum(math.prod(layer.output.shape[1:]) for layer in _leaves(model))
+    return flops_per_image(model) / (4 * written)
+
+
+def profiler_flops(model):
+    """FLOPs per op type for one image, counted by TensorFlow's graph profiler (TensorFlow
+    backend only): the second method that tests check `flops_per_image` against."""
+    import tensorflow as tf
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2,
+    )
+
+    spec = tf.TensorSpec((1, *model.input_shape[1:]), tf.float32)
+    forward = tf.function(lambda x: model(x, training=False), autograph=False)
+    graph = convert_variables_to_constants_v2(forward.get_concrete_function(spec)).graph
+    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
+    options["output"] = "none"
+    report = tf.compat.v1.profiler.profile(graph=graph, cmd="op", options=options)
+    counts, todo = {}, list(report.children)
+    while todo:  # the "op" view nests op types in a chain; float_ops is each type's own count
+        node = todo.pop()
+        counts[node.name] = node.float_ops
+        todo += node.children
+    return counts
+
+
+# --- the measured peak: the best multiply seen in this process ---------------------------
+
+_PEAKS = {}
+
+
+def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5):
+    """This machine's matrix-multiply FLOP/s on `device`: the best timed multiply seen so far
+    in this process. The first call tries every size `tries` times; later calls time one more
+    multiply at the best size. The best, because other programs can only slow a multiply down."""
+    sizes = tuple(sizes or ((1024, 2048) if device.startswith("cpu") else (4096, 8192)))
+    key = (device, dtype, sizes)
+    if key in _PEAKS:
+        sizes, tries = (_PEAKS[key]["n"],), 1
+    for n in sizes:
+        for _ in range(tries):
+            rate = matmul_flops(n, dtype, device, repeats=1)
+            if key not in _PEAKS or rate > _PEAKS[key]["flops_per_s"]:
+                _PEAKS[key] = {"flops_per_s": rate, "n": n, "dtype": dtype}
+    return dict(_PEAKS[key])

@@ -3,7 +3,8 @@
 PillowBatches   the Keras 2 generator style (`flow_from_directory` + `fit_generator(workers=)`)
                 as a keras.utils.PyDataset: each batch is read, decoded, resized and augmented
                 in Python, by `workers` threads or processes.
-tf_data         the same pictures through tf.data, every optimisation a switch.
+                (The same pictures through tf.data, every optimisation a switch, are
+                helpers.data.image_pipeline.)
 read_profile    what a TensorBoard profile says about a training run: step time, time spent
                 waiting for the next batch, and the busiest operations.
 """
@@ -16,7 +17,9 @@ import keras
 import numpy as np
 from PIL import Image
 
-from . import config, data
+from . import config
+
+__all__ = ["PillowBatches", "read_profile"]
 
 
 class PillowBatches(keras.utils.PyDataset):
@@ -60,40 +63,6 @@ class PillowBatches(keras.utils.PyDataset):
             if rng.random() < 0.5:
                 image = image.transpose(Image.FLIP_LEFT_RIGHT)
         return np.asarray(image, dtype="float32")
-
-
-def tf_data(paths, labels, image_size, batch_size, parallel=True, cache=True, prefetch=True,
-            shuffle=True, augment=None, seed=config.SEED):
-    """The pictures as a repeating tf.data pipeline; each optimisation can be switched off.
-
-    parallel: decode on all cores (num_parallel_calls=AUTOTUNE) · cache: keep decoded pictures
-    in memory after the first pass · prefetch: prepare the next batches while the model trains ·
-    augment: a Keras layer (e.g. models.augmentation()) run in the pipeline instead of the model.
-    """
-    import tensorflow as tf
-
-    calls = tf.data.AUTOTUNE if parallel else None
-    size = (image_size, image_size)
-
-    def load(path, label):
-        return data.read_picture(path, size), tf.cast(label, tf.float32)
-
-    ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
-    ds = ds.map(load, num_parallel_calls=calls, deterministic=False if parallel else None)
-    ds = ds.cache() if cache else ds
-    ds = ds.shuffle(len(paths), seed=seed) if shuffle else ds
-    ds = ds.batch(batch_size, drop_remainder=True).repeat()
-    if augment is not None:
-        ds = ds.map(lambda x, y: (augment(x, training=True), y), num_parallel_calls=calls)
-    return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
-
-
-def train_files(limit=None):
-    """(paths, labels) of the cat/dog training pictures of the active profile's dataset."""
-    kind, root = data.source("cats_dogs")
-    folder = root / "train" if kind == "sample" else root / "PetImages"
-    paths, labels, _ = data.labelled_files(folder, limit)
-    return paths, labels
 
 
 def _busy_ms(spans):

@@ -3,6 +3,9 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
+__all__ = ["bars", "confusion_matrix", "history", "images", "lines", "overlays", "paired_bars",
+           "stacked_bars", "utilization", "utilization_grid"]
+
 
 def history(history, metrics=("loss", "accuracy"), title=None):
     """Training and validation curves from a Keras History (or its .history dict)."""
@@ -45,9 +48,8 @@ def bars(values, ylabel, title=None, reference=None, reference_label=None, log=F
     """A bar chart of {label: value}, optionally with a horizontal reference line."""
     fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(values)), 3.5))
     labels = list(values)
-    ax.bar(labels, [values[k] for k in labels], color="tab:blue")
-    for i, k in enumerate(labels):
-        ax.text(i, values[k], f"{values[k]:,.0f}", ha="center", va="bottom", fontsize=8)
+    drawn = ax.bar(labels, [values[k] for k in labels], color="tab:blue")
+    ax.bar_label(drawn, fmt="{:,.0f}", fontsize=8)
     if reference:
         ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
         if reference_label:
@@ -74,15 +76,21 @@ def lines(series, xlabel, ylabel, title=None, reference=None, reference_label=No
     return fig
 
 
-def images(images, titles=None, columns=8, size=1.6, cmap=None):
-    """A grid of images (arrays 0..255 or 0..1) with optional titles."""
-    images = [np.asarray(im) for im in images]
-    rows = int(np.ceil(len(images) / columns))
+def _grid(count, columns, size):
+    """A figure with room for `count` pictures, `columns` a row, no axes: (fig, flat axes)."""
+    rows = int(np.ceil(count / columns))
     fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size * 1.15),
                              squeeze=False)
     for ax in axes.flat:
         ax.axis("off")
-    for i, (ax, im) in enumerate(zip(axes.flat, images)):
+    return fig, axes.flat
+
+
+def images(images, titles=None, columns=8, size=1.6, cmap=None):
+    """A grid of images (arrays 0..255 or 0..1) with optional titles."""
+    images = [np.asarray(im) for im in images]
+    fig, axes = _grid(len(images), columns, size)
+    for i, (ax, im) in enumerate(zip(axes, images)):
         im = im.squeeze()
         if im.dtype != np.uint8 and im.max() > 1.0:
             im = im.clip(0, 255).astype("uint8")
@@ -129,12 +137,8 @@ def paired_bars(labels, ours, reference, ylabel, errors=None, names=("here", "re
 
 def overlays(images, heatmaps, titles=None, columns=4, size=2.2, alpha=0.45):
     """Images (0..255) with a heat map (0..1, same height and width) laid over each."""
-    rows = int(np.ceil(len(images) / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size * 1.15),
-                             squeeze=False)
-    for ax in axes.flat:
-        ax.axis("off")
-    for i, (ax, im, heat) in enumerate(zip(axes.flat, images, heatmaps)):
+    fig, axes = _grid(len(images), columns, size)
+    for i, (ax, im, heat) in enumerate(zip(axes, images, heatmaps)):
         ax.imshow(np.asarray(im).clip(0, 255).astype("uint8"))
         ax.imshow(heat, cmap="jet", alpha=alpha, vmin=0, vmax=1)
         if titles is not None:

@@ -11,6 +11,9 @@ import numpy as np
 
 from . import config, data, images, models, training
 
+__all__ = ["PICTURES", "dog_probability", "grad_cam", "load_pictures", "model_path", "my_pictures",
+           "trained_cats_dogs", "verdicts", "without_rescaling"]
+
 PICTURES = config.ROOT / "my_pictures"  # learners drop their own pictures here
 
 

@@ -1,14 +1,53 @@
-"""Timing for training: images/s per epoch, epoch wall time, and time spent waiting for input.
+"""Timing: step times of training (Keras callback or hand-written loop), and repeated calls.
 
-`Throughput` is a Keras callback. Keras runs the input fetch inside its training step, so
-a callback alone cannot split a step into "waiting" and "computing"; `input_wait_share`
-measures that split with two short runs (real pipeline vs one batch held in memory).
+`Throughput` is the Keras callback the notebooks pass to `fit`; `StepTimer` is the clock it
+uses, which a hand-written training loop (helpers.worker) drives itself. `step_stats` gives
+the median and spread every record of the course reports; `first_and_median` times any call.
+Keras runs the input fetch inside its training step, so no callback can split a step into
+"waiting" and "computing": helpers.bench measures that split with a second, in-memory run.
 """
 
+import math
 import statistics
 import time
+import timeit
 
 import keras
+
+__all__ = ["StepTimer", "Throughput", "first_and_median", "step_stats", "time_steps"]
+
+
+def step_stats(seconds):
+    """Median, 10th and 90th percentile of step times (s), and their relative spread
+    (p90 - p10) / median; with fewer than three steps the spread is 0."""
+    median = statistics.median(seconds)
+    p10, p90 = statistics.quantiles(seconds, n=10)[::8] if len(seconds) >= 3 else (median,) * 2
+    return {"median": median, "p10": p10, "p90": p90, "spread": (p90 - p10) / median}
+
+
+class StepTimer:
+    """The clock of one epoch: `start()` when it begins, `step()` after every step."""
+
+    def start(self):
+        self.steps, self.started = [], time.perf_counter()
+        self._last = self.started
+
+    def step(self):
+        now = time.perf_counter()
+        self.steps.append(now - self._last)
+        self._last = now
+
+    @property
+    def timed(self):
+        """The step times without the first (tracing, iterator start-up, first decode)."""
+        return self.steps[1:] or self.steps
+
+    def images_per_s(self, batch_size):
+        """`batch_size` over the median timed step: the epoch's steady training speed."""
+        return batch_size / statistics.median(self.timed) if self.steps else math.nan
+
+    def wall_s(self):
+        return time.perf_counter() - self.started
 
 
 class Throughput(keras.callbacks.Callback):
@@ -23,25 +62,22 @@ class Throughput(keras.callbacks.Callback):
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
         self.batch_size, self.verbose, self.epochs = batch_size, verbose, []
-        self.to_logs = to_logs
+        self.to_logs, self.clock = to_logs, StepTimer()
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._epoch_start = self._last = time.perf_counter()
-        self._steps = []
+        self.clock.start()
 
     def on_train_batch_end(self, batch, logs=None):
-        now = time.perf_counter()
-        self._steps.append(now - self._last)
-        self._last = now
+        self.clock.step()
 
     def on_epoch_end(self, epoch, logs=None):
-        wall = time.perf_counter() - self._epoch_start
-        timed = self._steps[1:] or self._steps  # the first step includes tracing/warm-up
-        rate = self.batch_size / statistics.median(timed) if timed else float("nan")
-        record = {"epoch": epoch + 1, "wall_s": wall, "steps": len(self._steps),
-                  "images_per_s": rate, "first_step_s": self._steps[0] if self._steps else None,
-                  "step_spread": _spread(timed)}
-        self.epochs.append(record)
+        wall, steps = self.clock.wall_s(), self.clock.steps
+        rate = self.clock.images_per_s(self.batch_size)
+        self.epochs.append({"epoch": epoch + 1, "wall_s": wall, "steps": len(steps),
+                            "images_per_s": rate, "first_step_s": steps[0] if steps else None,
+                            "step_s": list(steps),
+                            "step_spread": step_stats(self.clock.timed)["spread"]
+                            if steps else 0.0})
         if self.to_logs and logs is not None:  # later callbacks (CSVLogger) see them too
             logs.update(images_per_s=rate, epoch_s=wall)
         if self.verbose:
@@ -52,14 +88,6 @@ class Throughput(keras.callbacks.Callback):
         return self.epochs[-1]["images_per_s"] if self.epochs else None
 
 
-def _spread(values):
-    """Relative spread of step times: (p90 - p10) / median."""
-    if len(values) < 3:
-        return 0.0
-    q = statistics.quantiles(values, n=10)
-    return (q[-1] - q[0]) / statistics.median(values)
-
-
 def time_steps(model, dataset, steps, batch_size):
     """Train `steps` steps on `dataset` and return the median images/s (first step excluded)."""
     timer = Throughput(batch_size)
@@ -68,19 +96,10 @@ def time_steps(model, dataset, steps, batch_size):
     return timer.images_per_second
 
 
-def input_wait_share(model, dataset, steps=20):
-    """Share of step time spent waiting for input, from two short runs on the same model.
-
-    1. the real pipeline; 2. one batch of it repeated from memory (no input work).
-    Waiting share = 1 - rate(real) / rate(memory), clipped at 0.
-    Returns (share, real images/s, in-memory images/s).
-    """
-    batch = next(iter(dataset))
-    batch_size = int(keras.ops.shape(batch[0])[0])
-    import tensorflow as tf
-
-    in_memory = tf.data.Dataset.from_tensors(batch).repeat()
-    time_steps(model, in_memory, 3, batch_size)  # compile the train step once
-    real = time_steps(model, dataset, steps, batch_size)
-    memory = time_steps(model, in_memory, steps, batch_size)
-    return max(0.0, 1.0 - real / memory), real, memory
+def first_and_median(call, repeats):
+    """Seconds of the first `call()` (allocation, compilation, kernel choice) and the median
+    of `repeats` calls after it."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be 1 or more, got {repeats}.")
+    first = timeit.timeit(call, number=1)
+    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))

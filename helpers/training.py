@@ -11,6 +11,8 @@ import keras
 from . import config
 from .timing import Throughput
 
+__all__ = ["backup_dir", "fit", "save_model"]
+
 
 def backup_dir(name):
     """Where the resumable state of training `name` is kept (under build/)."""

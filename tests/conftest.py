@@ -29,6 +29,31 @@ def profile(monkeypatch):
     return lambda name: monkeypatch.setenv("COURSE_PROFILE", name)
 
 
+@pytest.fixture
+def fixed_peak(monkeypatch):
+    """The measured matrix-multiply peak fixed at 100 GFLOP/s: no multiply is timed."""
+    from helpers import peak
+
+    monkeypatch.setattr(peak, "measured_peak",
+                        lambda device="cpu:0", dtype="float32", sizes=None:
+                        {"flops_per_s": 1e11, "n": 2048, "dtype": dtype})
+
+
+def tiny_model():
+    """A compiled two-layer regression net on 8 numbers: trains in milliseconds."""
+    import keras
+
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    return model
+
+
+def arrays(n=256):
+    """`n` random (8 inputs, 1 target) float32 pairs for `tiny_model`."""
+    rng = np.random.default_rng(0)
+    return rng.random((n, 8), dtype=np.float32), rng.random((n, 1), dtype=np.float32)
+
+
 def write_jpeg(path, size=(48, 40), seed=0, mode="RGB"):
     """A small real JPEG of random noise."""
     rng = np.random.default_rng(seed)
@@ -83,13 +108,7 @@ def executed():
     """`executed(path)`: the notebook as it ran, once per session: its last run in build/ when
     that has the same cells, else executed now in `smoke`. A notebook that fails fails each
     test that asks for it, with its error, without running again."""
-    import sys
-
-    from helpers import config
-
-    sys.path.insert(0, str(config.ROOT / "tools"))
-    import export_slides
-    import run_course
+    from tools import export_slides, run_course
 
     made = {}
 
@@ -109,3 +128,13 @@ def executed():
         return made[path]
 
     return run
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for the slide and site tests (tests/browser.py), per test module."""
+    from browser import start
+
+    driver = start()
+    yield driver
+    driver.quit()

@@ -8,12 +8,9 @@ import sys
 import types
 
 from helpers import config
+from tools import colab, slide_types
 
 import nbformat
-
-sys.path.insert(0, str(config.ROOT / "tools"))
-import colab  # noqa: E402
-import slide_types  # noqa: E402
 
 NOTEBOOK = config.ROOT / "notebooks" / "00_setup_and_hardware.ipynb"
 
@@ -89,7 +86,7 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
 
 
 def test_decks_do_not_show_the_nbval_marker(tmp_path):
-    import export_slides
+    from tools import export_slides
 
     path = sorted((config.ROOT / "notebooks").glob("00_*.ipynb"))[0]
     nb = nbformat.read(path, as_version=4)

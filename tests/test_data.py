@@ -1,13 +1,11 @@
-import functools
-import hashlib
-import http.server
-import re
+"""helpers.data: the loaders, the cat/dog splits and folders of one's own, the check cache,
+and clear errors for folders and arguments a loader cannot use."""
+
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
-from helpers import config, data
+from helpers import config, data, models, sources
 
 import numpy as np
 import pytest
@@ -16,17 +14,9 @@ from conftest import write_jpeg
 SHARED = config.ROOT.parent / "shared" / "data"
 
 
-def test_sample_files_match_their_manifest():
-    lines = (config.DATA_DIR / "MANIFEST.sha256").read_text().splitlines()
-    assert len(lines) > 7000
-    for line in lines[::50] + lines[-20:]:  # a spread of files, quickly
-        digest, name = line.split(maxsplit=1)
-        assert data.sha256(config.DATA_DIR / name) == digest, name
-
-
 @pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/data")
 def test_sample_rebuilds_identically():
-    result = subprocess.run([sys.executable, "tools/build_sample.py", "--check"],
+    result = subprocess.run([sys.executable, "-m", "tools.build_sample", "--check"],
                             cwd=config.ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "matches" in result.stdout
@@ -37,17 +27,9 @@ def test_sample_size_stays_small():
     assert total < 32e6
 
 
-def test_changed_pinned_file_is_refused(tmp_path, monkeypatch):
-    (tmp_path / "pretrained").mkdir()
-    (tmp_path / "pretrained" / "mobilenet_2_5_224_tf_no_top.h5").write_bytes(b"tampered")
-    monkeypatch.setattr(config, "DATA_DIR", tmp_path)
-    with pytest.raises(ValueError, match="pinned sha256"):
-        data.pretrained_weights()
-
-
 def test_unknown_names_list_the_choices():
     with pytest.raises(KeyError, match="cats_dogs"):
-        data.source("imagenet")
+        sources.source("imagenet")
     with pytest.raises(KeyError, match="mobilenet_0.25"):
         data.pretrained_weights("vgg16")
 
@@ -156,81 +138,6 @@ def test_cifar_binary_reader(tmp_path):
 # --- downloads, against a server on 127.0.0.1 ----------------------------------------------
 
 
-@pytest.fixture
-def server(tmp_path):
-    """A local HTTP server over tmp_path/www; yields its base URL and a request log."""
-    root = tmp_path / "www"
-    root.mkdir()
-    requests = []
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            requests.append(self.path)
-
-    handler = functools.partial(Handler, directory=str(root))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", root, requests
-    httpd.shutdown()
-
-
-def test_download_checks_hash_and_uses_cache(server, tmp_path):
-    url, root, requests = server
-    payload = (config.DATA_DIR / "tinyshakespeare" / "input.txt").read_bytes()
-    (root / "input.txt").write_bytes(payload)
-    remote = data.Remote(f"{url}/input.txt", hashlib.sha256(payload).hexdigest())
-    path = data.download(remote, cache_dir=tmp_path / "cache")
-    assert path.read_bytes() == payload and len(requests) == 1
-    data.download(remote, cache_dir=tmp_path / "cache")
-    assert len(requests) == 1  # second call: served from the cache
-
-
-def test_download_with_wrong_hash_leaves_no_file(server, tmp_path):
-    url, root, _ = server
-    (root / "evil.bin").write_bytes(b"not what was published")
-    remote = data.Remote(f"{url}/evil.bin", "0" * 64)
-    with pytest.raises(ValueError, match="deleted"):
-        data.download(remote, cache_dir=tmp_path / "cache")
-    assert not list((tmp_path / "cache").rglob("evil.bin"))
-
-
-def test_full_profile_without_network_falls_back(profile, monkeypatch, capsys, tmp_path):
-    profile("full")
-    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
-    dead = data.Remote("http://127.0.0.1:9/input.txt", "0" * 64)
-    monkeypatch.setitem(data.DATASETS["tinyshakespeare"], "remotes", [dead])
-    kind, path = data.source("tinyshakespeare")
-    assert kind == "sample" and path == config.DATA_DIR / "tinyshakespeare"
-    assert "using the embedded sample" in capsys.readouterr().out
-    assert not list((tmp_path / "cache").rglob("input.txt"))
-
-
-def test_full_download_is_used_when_it_works(profile, monkeypatch, server, tmp_path):
-    url, root, _ = server
-    profile("full")
-    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
-    (root / "input.txt").write_text("To be, or not to be\n")
-    remote = data.Remote(f"{url}/input.txt",
-                         hashlib.sha256(b"To be, or not to be\n").hexdigest())
-    monkeypatch.setitem(data.DATASETS["tinyshakespeare"], "remotes", [remote])
-    assert data.shakespeare() == "To be, or not to be\n"
-
-
-def test_registry_pins_a_sha256_for_every_download():
-    for name, info in data.DATASETS.items():
-        assert (config.DATA_DIR / info["sample"]).exists(), name
-        for remote in info["remotes"]:
-            assert remote.url.startswith("https://"), remote.url
-            assert re.fullmatch(r"[0-9a-f]{64}", remote.sha256), remote.sha256
-
-
-def test_tinyshakespeare_pin_matches_the_sample():
-    remote = data.DATASETS["tinyshakespeare"]["remotes"][0]
-    assert data.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt") == remote.sha256
-    assert Path(remote.url).name == "input.txt"
-
-
 # --- a cat/dog folder of one's own (the tutorial's layout), and the cached checks -------------
 
 
@@ -303,3 +210,51 @@ def test_a_picture_cache_larger_than_free_memory_is_refused_before_any_work(monk
     with pytest.raises(MemoryError, match=need):
         data.image_pipeline(paths, [0] * 1000, 128, batch_size=32)
     data.image_pipeline(paths[:100], [0] * 100, 32, batch_size=32)  # 0.3 MB fits
+
+
+def test_every_pipeline_variant_gives_the_same_batches():
+    paths, labels, _ = data.cats_dogs_files("train", limit=8)
+    for options in (dict(), dict(parallel=False, cache=False, prefetch=False),
+                    dict(augment=models.augmentation(seed=1))):
+        x, y = next(iter(data.image_pipeline(paths, labels, 64, 4, **options)))
+        assert tuple(x.shape) == (4, 64, 64, 3) and tuple(y.shape) == (4,)
+        assert x.dtype == "float32" and 0 <= float(x.numpy().min()) < float(x.numpy().max()) <= 255
+    endless = data.image_pipeline(paths[:6], labels[:6], 32, 4, repeat=True)
+    assert [len(y) for _, y in endless.take(3)] == [4, 4, 4]  # whole batches only, forever
+
+
+def test_one_class_is_refused_with_the_classes_found(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    with pytest.raises(ValueError, match=r"one sub-folder per class.*\['cats'\]"):
+        data.labelled_files(tmp_path)
+
+
+def test_empty_class_is_named(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    (tmp_path / "dogs").mkdir()
+    (tmp_path / "dogs" / "broken.jpg").write_bytes(b"")
+    with pytest.raises(ValueError, match="dogs has no usable images"):
+        data.labelled_files(tmp_path)
+
+
+def test_nested_folders_and_non_ascii_names_are_used(tmp_path):
+    write_jpeg(tmp_path / "cats" / "garden" / "chat_été_猫.jpg")
+    write_jpeg(tmp_path / "cats" / "a.jpg", seed=1)
+    write_jpeg(tmp_path / "dogs" / "Hündchen.jpg", seed=2)
+    paths, labels, _ = data.labelled_files(tmp_path)
+    assert sorted(labels) == [0, 0, 1]
+    batch = next(iter(data.image_pipeline(paths, labels, 24, batch_size=3)))
+    assert batch[0].shape == (3, 24, 24, 3)
+
+
+def test_wrong_arguments_name_the_valid_choices():
+    with pytest.raises(KeyError, match="cats_dogs, cifar10, imdb, mnist, tinyshakespeare"):
+        sources.source("coco")
+    with pytest.raises(KeyError, match="0, 1, 2, 2b, 3"):
+        models.cats_dogs_net("4")
+    with pytest.raises(TypeError, match="unknown settings.*'imagesize'.*image_size"):
+        models.cats_dogs_net("2", imagesize=128)
+    with pytest.raises(ValueError, match="too small for ladder step 3.*46 px"):
+        models.cats_dogs_net("3", image_size=32)
+    with pytest.raises(ValueError, match="split must be 'train' or 'validation'"):
+        data.cats_dogs("test")

@@ -1,6 +1,6 @@
 """Exports must load again and predict what the Keras model predicts; edge models must classify."""
 
-from helpers import data, export
+from helpers import data, export, sources
 
 import keras
 import numpy as np
@@ -57,7 +57,7 @@ def test_bad_inputs_get_clear_errors(exported, tmp_path):
 
 def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
     classifier = export.TFLiteModel(
-        data.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
+        sources.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
     cat = next(p for p in data.sample_pictures() if p.name == "cat.png")
     best, seconds = export.top5(classifier, cat, export.imagenet_labels())
     assert best[0][0] in export.CAT_CLASSES and seconds > 0

@@ -1,6 +1,8 @@
+"""helpers.images: every file of a messy folder is used or named with its reason."""
+
 import os
 
-from helpers import images
+from helpers import data, images
 
 import numpy as np
 import pytest
@@ -127,3 +129,27 @@ def test_a_loader_reports_the_counts_and_never_crashes_on_such_a_folder(phone_an
     # what the check kept, the real pipeline decodes: all of it, in one pass
     batches = list(data.image_pipeline(paths, labels, 16, batch_size=2))
     assert sum(int(x.shape[0]) for x, _ in batches) == 4
+
+
+def test_unusual_formats_are_kept_noted_and_decoded(tmp_path):
+    rgb = np.random.default_rng(0).integers(0, 255, (20, 20, 3), dtype=np.uint8)
+    Image.fromarray(rgb).save(tmp_path / "webp.jpg", "WEBP")
+    Image.fromarray(rgb).convert("P").save(tmp_path / "palette.png", transparency=0)
+    frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
+    frames[0].save(tmp_path / "anim.gif", save_all=True, append_images=frames[1:])
+    report = images.check_images(tmp_path)
+    notes = {p.name: n for p, n in report.notes}
+    assert len(report.good) == 3 and not report.bad
+    assert "WEBP data in a .jpg file" in notes["webp.jpg"]
+    assert "mode P" in notes["palette.png"]
+    assert "animated (2 frames)" in notes["anim.gif"]
+    paths = [str(p) for p in report.good]
+    batch = next(iter(data.image_pipeline(paths, [0, 1, 0], 16, batch_size=3)))
+    assert batch[0].shape == (3, 16, 16, 3)
+
+
+def test_pillow_decompression_bomb_limit_is_reported(tmp_path, monkeypatch):
+    Image.new("RGB", (300, 300)).save(tmp_path / "bomb.png")
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
+    ok, why = images.check_image(tmp_path / "bomb.png")
+    assert not ok and "decompression bomb" in why

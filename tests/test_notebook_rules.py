@@ -7,16 +7,12 @@ the last tests show that it catches a deliberately broken copy of notebook 00.
 import copy
 import json
 import re
-import sys
 
-from helpers import config
+from tools import colab, notebooks
 
 import pytest
 
-sys.path.insert(0, str(config.ROOT / "tools"))
-import colab  # noqa: E402
-
-NOTEBOOKS = sorted((config.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = notebooks()
 MARK = "# NBVAL_CHECK_OUTPUT"
 MAX_LINES = 15  # lines per code cell, blank lines and comments included
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")

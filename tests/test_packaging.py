@@ -1,4 +1,5 @@
-"""The install files agree with each other, and the README's commands exist."""
+"""The install files agree with each other, the README's commands exist, the course code
+makes no unsafe calls, and `helpers` imports from anywhere."""
 
 import os
 import re
@@ -60,3 +61,24 @@ def test_readme_quick_start_commands_exist_in_the_makefile():
         assert f"make {target}" in readme
         assert re.search(rf"^{target}:", makefile, re.M), target
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+FORBIDDEN = {
+    "safe_mode" + "=False": "loads code from a model file",
+    "allow_pickle" + "=True": "unpickles downloaded data",
+    "shell" + "=True": "runs a composed string through the shell",
+}
+
+
+def test_no_unsafe_calls_in_the_course_code():
+    roots = ["helpers", "tools", "tests", "notebooks"]
+    offenders = []
+    for root in roots:
+        for path in (config.ROOT / root).rglob("*"):
+            if path.suffix not in (".py", ".ipynb") or ".ipynb_checkpoints" in path.parts:
+                continue
+            text = path.read_text(errors="replace").replace(" ", "")
+            for pattern, why in FORBIDDEN.items():
+                if pattern in text:
+                    offenders.append(f"{path.relative_to(config.ROOT)}: {pattern} ({why})")
+    assert not offenders, offenders

@@ -8,13 +8,14 @@ import sys
 import time
 
 from helpers import config
+from tools import notebooks
 
 import pytest
 
 
 def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(tmp_path):
     env = {**os.environ, "COURSE_BUILD": str(tmp_path / "build")}
-    command = [sys.executable, "tools/run_course.py", "--profile", "smoke", "00", "01"]
+    command = [sys.executable, "-m", "tools.run_course", "--profile", "smoke", "00", "01"]
     first = subprocess.Popen(command, cwd=config.ROOT, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
     built = tmp_path / "build" / "00_setup_and_hardware.ipynb"
@@ -37,14 +38,14 @@ def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(tmp_
     assert [(r["name"][:2], r["status"]) for r in runs] == [("00", "ok"), ("01", "ok")]
 
 
-NOTEBOOKS = sorted(p.name[:2] for p in (config.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [p.name[:2] for p in notebooks()]
 
 
 @pytest.mark.parametrize("prefix", NOTEBOOKS)
 def test_every_notebook_runs_alone_on_a_fresh_clone(tmp_path, prefix):
     # a fresh clone: nothing in build/, the notebook opened first, in smoke
     env = {**os.environ, "COURSE_BUILD": str(tmp_path / "build")}
-    done = subprocess.run([sys.executable, "tools/run_course.py", "--profile", "smoke", prefix],
+    done = subprocess.run([sys.executable, "-m", "tools.run_course", "--profile", "smoke", prefix],
                           cwd=config.ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     runs = json.loads((tmp_path / "build" / "run.json").read_text())

@@ -7,22 +7,17 @@ every figure is drawn, and the links between pages lead to pages that exist.
 """
 
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from helpers import config
+from tools import build_site, notebooks
 
 import browser as chromium
 import pytest
 
-sys.path.insert(0, str(config.ROOT / "tools"))
-import build_site  # noqa: E402
-import run_course  # noqa: E402
-
-NOTEBOOKS = run_course.notebooks()
+NOTEBOOKS = notebooks()
 pytestmark = chromium.needed
 WEB = ("http", "https", "ws", "wss", "ftp")  # what would leave the machine
 
@@ -33,13 +28,6 @@ def site(tmp_path_factory, executed):
     seconds = build_site.build({path: executed(path) for path in NOTEBOOKS}, out)
     print(f"site built in {seconds:.0f} s")
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium.start()
-    yield driver
-    driver.quit()
 
 
 def visit(browser, url):

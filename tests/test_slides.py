@@ -7,33 +7,21 @@ fetched from the web.
 """
 
 import re
-import sys
 import tempfile
 
-from helpers import config
+from tools import export_slides, notebooks
 
 import browser as chromium
 import nbformat
 import pytest
 
-sys.path.insert(0, str(config.ROOT / "tools"))
-import export_slides  # noqa: E402
-import run_course  # noqa: E402
-
-NOTEBOOKS = run_course.notebooks()
+NOTEBOOKS = notebooks()
 pytestmark = chromium.needed
 GET_REVEAL = """const done = arguments[0];
 require(['reveal.js/dist/reveal.js'], R => {
   window.Reveal = R;
   R.isReady() ? done(true) : R.on('ready', () => done(true));
 });"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver = chromium.start()
-    yield driver
-    driver.quit()
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Build the embedded sample in data/ from ../shared/data, identically every time.
 
-    python tools/build_sample.py            # (re)build data/ and data/MANIFEST.sha256
-    python tools/build_sample.py --check    # rebuild into a temporary folder and compare
+    python -m tools.build_sample            # (re)build data/ and data/MANIFEST.sha256
+    python -m tools.build_sample --check    # rebuild into a temporary folder and compare
 
 Every source file is checked against the source's own MANIFEST.sha256 first.
 Cat/dog pictures are re-encoded at 160 px on the longer side (JPEG quality 90) to keep
@@ -17,9 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tools import ROOT
+
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT.parent / "shared" / "data"
 CATS_DOGS = {"train": range(1, 701), "validation": range(4001, 4401)}  # per class
 IMDB = {"train": 1000, "test": 500}  # reviews per class, lowest ids

@@ -1,7 +1,7 @@
 """Build the course website from the executed notebooks: build/site/index.html.
 
-    python tools/build_site.py                  # from the last `make course` run in build/
-    python tools/build_site.py --profile smoke  # notebooks not run yet are executed in smoke
+    python -m tools.build_site                  # from the last `make course` run in build/
+    python -m tools.build_site --profile smoke  # notebooks not run yet are executed in smoke
 
 Sphinx with myst-nb renders every executed notebook (outputs and figures included, nothing
 executed again) with sphinx-book-theme: a sidebar in teaching order, a table of contents per
@@ -10,21 +10,16 @@ page has the course map, how to run the course, and the recorded results in resu
 Everything the pages load is copied next to them: nothing comes from the web.
 """
 
-import argparse
 import json
-import os
 import re
 import shutil
 import sys
 import time
-from pathlib import Path
 
-import export_slides
+from tools import BUILD, ROOT, export_slides, notebook_parser, notebooks, run_course
+
 import nbformat
-import run_course
 
-ROOT = run_course.ROOT
-BUILD = run_course.BUILD
 COLAB = "https://colab.research.google.com/github/your-org/dl-gpu-course/blob/main/notebooks/"
 PLUMBING = ("colab-badge", "colab-setup")
 CONF = '''project = "Deep learning and GPUs"
@@ -95,13 +90,12 @@ def quick_start():
 
 def recorded_tables():
     """The recorded tutorial-scale ladder and every recorded benchmark run, as HTML tables."""
-    sys.path.insert(0, str(ROOT))
-    from helpers import bench, ladder
+    from helpers import ladder, results
 
-    runs, records = ladder.load_runs(ladder.RECORDED), bench.load()
+    runs, records = ladder.load_runs(ladder.RECORDED), results.load()
     shown = ladder.table(ladder.summary(runs), "recorded") if runs else None
     return (shown.to_html(index=False, border=0) if runs else "No ladder is recorded yet.",
-            bench.table(records).to_html(index=False, border=0) if records
+            results.table(records).to_html(index=False, border=0) if records
             else "No benchmark run is recorded yet.")
 
 
@@ -178,12 +172,8 @@ def build(pages, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
-    parser.add_argument("--out", type=Path, default=BUILD / "site")
-    parser.add_argument("only", nargs="*", help="notebook number prefixes, e.g. 00 05")
-    args = parser.parse_args(argv)
-    paths = run_course.notebooks(args.only)
+    args = notebook_parser(__doc__.splitlines()[0], "site").parse_args(argv)
+    paths = notebooks(args.only)
     seconds = build({path: executed(path, args.profile) for path in paths}, args.out)
     print(f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
           f"open {args.out / 'index.html'}")

@@ -1,6 +1,6 @@
 """Put the "Open in Colab" badge and the Colab setup cell into every notebook; safe to re-run.
 
-    python tools/colab.py        # every notebook in notebooks/, and the badges in README.md
+    python -m tools.colab        # every notebook in notebooks/, and the badges in README.md
 
 Each notebook gets, at the top, a badge cell (tag `colab-badge`) and, after its header, a
 lead-in plus a setup cell (tag `colab-setup`) that on Colab only clones the course, installs
@@ -11,12 +11,12 @@ and re-run this tool. Cells that already carry the tags are updated in place.
 
 import re
 import sys
-from pathlib import Path
+
+from tools import ROOT, notebooks
 
 import nbformat
 import tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
 COURSE = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
 REPO, BRANCH = COURSE["repository"], COURSE["branch"]
 BADGE_TAG, SETUP_TAG = "colab-badge", "colab-setup"
@@ -109,7 +109,7 @@ def apply_readme(path=ROOT / "README.md"):
 
 
 def main():
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in notebooks():
         print(f"{path.name}: {'updated' if apply(path) else 'unchanged'}")
     print(f"README.md: {'updated' if apply_readme() else 'unchanged'}")
     return 0

@@ -1,7 +1,7 @@
 """Export every notebook to a reveal.js deck that works offline, plus an index page.
 
-    python tools/export_slides.py                   # all notebooks into build/slides/
-    python tools/export_slides.py --profile smoke 00 --out /tmp/decks
+    python -m tools.export_slides                   # all notebooks into build/slides/
+    python -m tools.export_slides --profile smoke 00 --out /tmp/decks
 
 A deck is made from the notebook's last run in build/ (`make course`) when that run has the
 same cells; otherwise the notebook is executed now in --profile (default `sample`).
@@ -9,22 +9,18 @@ reveal.js, require.js, jQuery and MathJax come from the pinned npm packages in
 node_modules/ (`npm ci`) and are copied next to the decks: nothing is loaded from the web.
 """
 
-import argparse
 import copy
 import html
 import json
-import os
 import shutil
 import sys
-from pathlib import Path
+
+from tools import BUILD, ROOT, notebook_parser, notebooks, run_course
 
 import nbformat
-import run_course
 from nbconvert import SlidesExporter
 
-ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "node_modules"
-BUILD = run_course.BUILD  # build/, or COURSE_BUILD as helpers.config has it
 # What each deck loads: node_modules/<source> is copied to <deck folder>/<target>.
 ASSETS = {
     "reveal.js/dist": "reveal.js/dist",
@@ -142,15 +138,11 @@ def write_index(decks, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
-    parser.add_argument("--out", type=Path, default=BUILD / "slides")
-    parser.add_argument("only", nargs="*", help="notebook number prefixes, e.g. 00 05")
-    args = parser.parse_args(argv)
+    args = notebook_parser(__doc__.splitlines()[0], "slides").parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     copy_assets(args.out)
     decks, failed = [], []
-    for path in run_course.notebooks(args.only):
+    for path in notebooks(args.only):
         try:
             decks.append(make_deck(path, args.profile, args.out))
         except Exception as e:  # keep going: one broken notebook should not hide the others

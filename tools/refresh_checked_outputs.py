@@ -1,7 +1,7 @@
 """Re-execute notebooks in `smoke` and store outputs only on `# NBVAL_CHECK_OUTPUT` cells.
 
-    python tools/refresh_checked_outputs.py          # every notebook
-    python tools/refresh_checked_outputs.py 03
+    python -m tools.refresh_checked_outputs          # every notebook
+    python -m tools.refresh_checked_outputs 03
 
 Run it after changing a checked cell; review the diff: a changed stored output is
 a changed fact that nbval will hold every later run to.
@@ -10,8 +10,10 @@ a changed fact that nbval will hold every later run to.
 import argparse
 import sys
 
+from tools import notebooks
+from tools.run_course import execute
+
 import nbformat
-from run_course import execute, notebooks
 
 MARK = "# NBVAL_CHECK_OUTPUT"
 

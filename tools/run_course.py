@@ -1,7 +1,7 @@
 """Run every notebook in one profile and write the executed copies to build/.
 
-    python tools/run_course.py                  # profile `sample`, all notebooks
-    python tools/run_course.py --profile smoke 00 03
+    python -m tools.run_course                  # profile `sample`, all notebooks
+    python -m tools.run_course --profile smoke 00 03
 
 Writes build/<name>.ipynb and build/<name>.html, prints each notebook's wall time, and
 records the times in build/run.json after every notebook; build/index.html links everything.
@@ -16,22 +16,13 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
+
+from tools import BUILD, NOTEBOOKS, ROOT, notebooks
 
 import nbformat
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 from tqdm import tqdm
-
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ROOT / "notebooks"
-BUILD = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")  # as helpers.config has it
-
-
-def notebooks(selected=()):
-    """The course notebooks in teaching order, optionally only those whose name starts so."""
-    found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-    return [p for p in found if not selected or any(p.name.startswith(s) for s in selected)]
 
 
 def execute(path, profile, timeout=3600, nb=None):

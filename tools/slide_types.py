@@ -1,7 +1,7 @@
 """Give every notebook cell a slide type for the reveal.js decks; safe to re-run.
 
-    python tools/slide_types.py            # cells without a slide type get one
-    python tools/slide_types.py --reset    # recompute every cell's slide type
+    python -m tools.slide_types            # cells without a slide type get one
+    python -m tools.slide_types --reset    # recompute every cell's slide type
 
 Cells that already have a slide type (set by hand in JupyterLab's property inspector, or by
 an earlier run) keep it unless --reset. The rules, first match wins:
@@ -15,11 +15,11 @@ an earlier run) keep it unless --reset. The rules, first match wins:
 """
 
 import sys
-from pathlib import Path
+
+from tools import notebooks
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
 NOTES = "**Instructor notes:**"
 PLUMBING_TAGS = ("colab-badge", "colab-setup")
 
@@ -65,7 +65,7 @@ def apply(path, reset=False):
 
 def main(argv=None):
     args = sys.argv[1:] if argv is None else argv
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in notebooks():
         changed = apply(path, reset="--reset" in args)
         print(f"{path.name}: {'updated' if changed else 'unchanged'}")
     return 0

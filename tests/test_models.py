@@ -117,3 +117,23 @@ def test_extract_features_keeps_labels_aligned_with_a_shuffling_pipeline():
     assert features.shape == (10, 3)
     assert np.array_equal(features[:, 0], got.astype("float32"))
     assert sorted(got.tolist()) == labels.tolist()
+
+
+def test_deep_net_has_more_than_thirty_conv_layers():
+    model = models.cats_dogs_deep()
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    assert len(convs) >= 30 and model.output_shape == (None, 1)
+
+
+def test_mnist_cnn_matches_the_primer():
+    model = models.mnist_cnn()
+    assert model.count_params() == 93_322
+    assert model.output_shape == (None, 10)
+    assert [type(layer).__name__ for layer in model.layers].count("Conv2D") == 3
+
+
+def test_cats_dogs_step_0_matches_the_tutorial():
+    model = models.cats_dogs_net("0", augment=False)
+    assert model.input_shape == (None, 64, 64, 3) and model.output_shape == (None, 1)
+    assert model.count_params() == 813_217
+    assert isinstance(model.layers[0], keras.layers.Rescaling)

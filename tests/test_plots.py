@@ -1,6 +1,5 @@
-from helpers import models, monitor, plots
+from helpers import monitor, plots
 
-import keras
 import numpy as np
 
 
@@ -29,6 +28,7 @@ def test_bars_and_reference_line():
     fig = plots.bars({"cpu": 100.0, "gpu": 3000.0}, "images/s", reference=2000, log=True)
     ax = fig.axes[0]
     assert len(ax.patches) == 2 and len(ax.lines) == 1
+    assert [t.get_text() for t in ax.texts] == ["100", "3,000"]  # each bar labelled
 
 
 def test_utilization_plot_draws_marks():
@@ -39,15 +39,23 @@ def test_utilization_plot_draws_marks():
     assert len(fig.axes[0].lines) == 2  # the CPU line and one mark
 
 
-def test_mnist_cnn_matches_the_primer():
-    model = models.mnist_cnn()
-    assert model.count_params() == 93_322
-    assert model.output_shape == (None, 10)
-    assert [type(layer).__name__ for layer in model.layers].count("Conv2D") == 3
+def test_stacked_bars_and_utilization_grid_draw_every_part():
+    from helpers import monitor, plots
+
+    fig = plots.stacked_bars({"a": {"computing": 2.0, "waiting": 1.0}, "b": {"computing": 3.0}},
+                             "ms per picture")
+    heights = sorted(round(p.get_height(), 1) for p in fig.axes[0].patches)
+    assert heights == [0.0, 1.0, 2.0, 3.0]  # b has no waiting part: a bar of height 0
+    with monitor.Utilization(interval=0.02, gpus=False) as usage:
+        sum(range(100000))
+    fig = plots.utilization_grid({"one": usage, "two": usage, "three": usage}, columns=2)
+    assert sum(bool(ax.lines) for ax in fig.axes) == 3 and len(fig.axes) == 4
 
 
-def test_cats_dogs_step_0_matches_the_tutorial():
-    model = models.cats_dogs_net("0", augment=False)
-    assert model.input_shape == (None, 64, 64, 3) and model.output_shape == (None, 1)
-    assert model.count_params() == 813_217
-    assert isinstance(model.layers[0], keras.layers.Rescaling)
+def test_heat_maps_are_laid_over_their_pictures():
+    from helpers import plots
+
+    pictures = np.zeros((3, 8, 8, 3), "float32")
+    fig = plots.overlays(pictures, np.ones((3, 8, 8)), titles=["a", "b", "c"], columns=2)
+    shown = [ax for ax in fig.axes if ax.images]
+    assert len(shown) == 3 and all(len(ax.images) == 2 for ax in shown)

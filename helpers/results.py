@@ -1,0 +1,106 @@
+"""Results that outlive a run: how they are written, read back and shown.
+
+Every record says the machine, the versions, the date and the command it came from.
+`save`/`load`/`table`/`plot` are for helpers.bench's records (one JSON file each in
+results/); helpers.ladder writes its runs with the same `write_json`, `machine` and `now`.
+"""
+
+import functools
+import json
+import os
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import config, hardware
+
+__all__ = ["BENCH_KEYS", "load", "machine", "machine_name", "now", "plot", "save", "table",
+           "write_json"]
+
+
+def now():
+    """The current UTC time as an ISO 8601 string, to the second: every record's date."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@functools.cache
+def machine():
+    """This machine, described once per process: `hardware` (one line), `versions` (Python,
+    TensorFlow, Keras) and `details` (all of hardware.describe())."""
+    info = hardware.describe()
+    return {"hardware": hardware.summary(info),
+            "versions": {k: v for k, v in info["versions"].items()
+                         if k in ("python", "tensorflow", "keras")},
+            "details": info}
+
+
+def write_json(path, payload):
+    """Write `payload` as JSON to `path` in one step: a killed process leaves the old file or
+    the new one, never half of one. Returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    os.replace(partial, path)
+    return path
+
+
+# --- helpers.bench's records ------------------------------------------------------------------
+
+BENCH_KEYS = {"model", "device", "source", "images_per_s", "hardware", "date", "command"}
+
+
+def machine_name(record):
+    """A short name of the machine a record was made on: its first GPU if the run used one."""
+    hw = record["hardware"]
+    if not record["device"].startswith("cpu") and hw["gpus"]:
+        return hw["gpus"][0]["name"]
+    cpu = hw["cpu"]
+    return f"{cpu['model']} ({cpu['usable_cores']} cores)"
+
+
+def _source(record):
+    """The input source, with the Python loader's workers (t: threads, p: processes)."""
+    if record["source"] != "python":
+        return record["source"]
+    return f"python w{record['workers']}{'p' if record['use_multiprocessing'] else 't'}"
+
+
+def save(record, folder=None):
+    """Write a bench record into results/ (or `folder`), named by date, machine and run."""
+    slug = re.sub(r"[^a-z0-9]+", "-", machine_name(record).lower()).strip("-")
+    name = (f"{record['date'][:10]}_{slug}_{record['model']}_{record['device'].replace(':', '')}"
+            f"_{_source(record).replace(' ', '_')}_b{record['batch_size']}_{record['dtype']}")
+    return write_json(Path(folder or config.RESULTS_DIR) / f"{name}.json", record)
+
+
+def load(folder=None):
+    """Every bench record in results/ (or `folder`), oldest first; other JSON files there
+    (results of other tools) are left alone."""
+    found = [json.loads(p.read_text()) for p in sorted(Path(folder or config.RESULTS_DIR)
+                                                       .glob("*.json"))]
+    found = [r for r in found if isinstance(r, dict) and BENCH_KEYS <= r.keys()]
+    return sorted(found, key=lambda r: (r["date"], r["model"]))
+
+
+def table(records, title=None):
+    """Bench records (from bench.run or `load`) as a pandas DataFrame, which Jupyter, the site
+    and the slides show as a table; with a `title`, a Styler with that caption."""
+    import pandas as pd
+
+    frame = pd.DataFrame([{
+        "model": r["model"], "machine": machine_name(r), "source": _source(r),
+        "batch": r["batch_size"], "dtype": r["dtype"], "img/s": f"{r['images_per_s']:,.0f}",
+        "wait": f"{r['input_wait_share']:.0%}",
+        "GFLOP/s": f"{r['achieved_flops_per_s'] / 1e9:,.1f}", "peak": f"{r['peak_share']:.0%}",
+        "date": r["date"][:10]} for r in records])
+    return frame.style.set_caption(title).hide(axis="index") if title else frame
+
+
+def plot(records, title="Recorded runs (images/s, log scale)"):
+    """Bar chart of images/s per bench record, labelled by model, machine and batch."""
+    from . import plots
+
+    values = {f"{r['model']}\n{machine_name(r)[:22]}\nb{r['batch_size']} {r['source']}":
+              r["images_per_s"] for r in records}
+    return plots.bars(values, "images/s", title=title, log=True)

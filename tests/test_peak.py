@@ -1,0 +1,66 @@
+"""helpers.peak: FLOPs per picture (two methods), the measured peak, published peaks."""
+
+from helpers import bench, models, peak
+
+import keras
+import pytest
+
+
+@pytest.mark.parametrize("name", list(bench.MODELS))
+def test_flops_from_layer_shapes_match_the_tensorflow_profiler(name):
+    model = bench.build(name)
+    counted = peak.profiler_flops(model)
+    assert peak.flops_per_image(model) == counted["Conv2D"] + counted.get("MatMul", 0)
+
+
+def test_flops_of_a_tiny_net_by_hand():
+    model = keras.Sequential([keras.Input((5, 5, 1)), keras.layers.Conv2D(2, 3),
+                              keras.layers.Flatten(), keras.layers.Dense(3)])
+    # conv: 3x3 outputs x 2 filters, 9 multiply-adds each; dense: 18 inputs x 3 outputs
+    assert peak.flops_per_image(model) == 2 * (3 * 3 * 2 * 9) + 2 * (18 * 3)
+
+
+def test_cifar10_net_matches_the_tensorflow_tutorial():
+    model = models.cifar10_net()
+    assert model.count_params() == 1_068_298  # the tutorial's own figure
+    multiply_adds = peak.flops_per_image(model) / 2
+    assert abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1  # "about 19.5M multiply-add operations"
+    assert model.input_shape == (None, 24, 24, 3) and model.output_shape == (None, 10)
+
+
+def test_deeper_nets_need_more_arithmetic_per_picture_and_per_byte():
+    nets = [bench.build(n) for n in ("cats_dogs_original", "cats_dogs_128px", "cats_dogs_deep")]
+    flops = [peak.flops_per_image(n) for n in nets]
+    intensity = [peak.arithmetic_intensity(n) for n in nets]
+    assert flops[1] > 10 * flops[0] and flops[2] > 4 * flops[1]
+    assert intensity == sorted(intensity) and intensity[2] > 5 * intensity[0]
+
+
+def test_the_measured_peak_is_the_best_multiply_seen(monkeypatch):
+    rates = iter([5.0, 7.0, 6.0, 9.0])
+    monkeypatch.setattr(peak, "matmul_flops", lambda *args, **kwargs: next(rates))
+    monkeypatch.setattr(peak, "_PEAKS", {})
+    assert peak.measured_peak("cpu:0", sizes=(64,), tries=2)["flops_per_s"] == 7.0
+    assert peak.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 7.0  # a slow one: kept
+    assert peak.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 9.0
+
+
+def test_matmul_and_bandwidth_are_measured():
+    assert peak.devices()[0] == "cpu:0"
+    flops = peak.matmul_flops(256, repeats=2)
+    assert 1e8 < flops < 1e14  # a CPU does between 0.1 GFLOP/s and 100 TFLOP/s
+    assert 1e8 < peak.copy_bandwidth(16, repeats=2) < 1e13
+
+
+def test_survey_covers_every_device_and_size():
+    result = peak.survey((64, 128), repeats=1)
+    assert "cpu:0 float32" in result
+    for sizes, gflops in result.values():
+        assert sizes == [64, 128] and all(g > 0 for g in gflops)
+
+
+def test_published_peaks():
+    assert peak.published_peak("NVIDIA H200") == 67e12
+    assert peak.published_peak("NVIDIA H200", "bfloat16") == 989e12
+    assert peak.published_peak("Tesla T4", "bfloat16") is None
+    assert peak.published_peak(None) is None

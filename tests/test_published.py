@@ -1,0 +1,23 @@
+"""helpers.published: the sources' figures, labelled as theirs."""
+
+import re
+
+from helpers import published
+
+
+def test_published_figures_are_labelled_as_the_sources():
+    shown = published.table()
+    assert "machine (source 000, not measured here)" in shown.columns
+    assert "15,000-17,000 examples/s" in shown["published speed"].tolist()
+
+
+def test_the_numbers_agree_with_the_published_text():
+    shown = published.table(models=("cifar10_net",))
+    speeds = dict(zip(shown.iloc[:, 1], shown["published speed"]))
+    v100, server, vm = published.CIFAR10_EXAMPLES_PER_S.values()
+    low, high = (int(x.replace(",", "")) for x in
+                 re.findall(r"[\d,]+", speeds["Tesla V100 (batch 512)"])[:2])
+    assert low <= v100 <= high and f"~{server}" in " ".join(speeds.values())
+    assert f"~{vm} examples/s" == speeds["VirtualBox VM"]
+    for step, speed in published.LADDER_V100_SPEED.items():
+        assert any(f"{speed} img/s" in s for s in published.table()["published speed"]), step

@@ -1,0 +1,36 @@
+"""The course's build tools, run from the course folder as `python -m tools.NAME`.
+
+build_sample            data/ from ../shared/data (the embedded sample and its manifest)
+run_course              execute notebooks into build/ (HTML, timings, index)
+refresh_checked_outputs re-run notebooks and store the outputs nbval checks
+export_slides           reveal.js decks in build/slides
+build_site              the course website in build/site (Sphinx + myst-nb)
+colab                   Colab badges and setup cells
+slide_types             a slide type for every cell that has none
+"""
+
+import argparse
+import os
+from pathlib import Path
+
+__all__ = ["BUILD", "NOTEBOOKS", "ROOT", "notebooks", "notebook_parser"]
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")  # as helpers.config has it
+
+
+def notebooks(selected=()):
+    """The course notebooks in teaching order, optionally only those whose name starts so."""
+    found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    return [p for p in found if not selected or any(p.name.startswith(s) for s in selected)]
+
+
+def notebook_parser(description, out):
+    """The options of a tool that builds something from executed notebooks: --profile, --out
+    (default build/`out`) and the notebook number prefixes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
+    parser.add_argument("--out", type=Path, default=BUILD / out)
+    parser.add_argument("only", nargs="*", help="notebook number prefixes, e.g. 00 05")
+    return parser
