@@ -13,6 +13,7 @@ Everything the pages load is copied next to them: nothing comes from the web.
 import json
 import re
 import shutil
+import subprocess
 import sys
 import time
 
@@ -156,15 +157,19 @@ def write_sources(pages, src):
 
 def build(pages, out):
     """Write the site of `pages` ({notebook file: its executed copy}) into the folder `out`;
-    returns the seconds it took. The Sphinx sources go to `out`_src beside it."""
-    from sphinx.cmd.build import build_main
+    returns the seconds it took. The Sphinx sources go to `out`_src beside it.
 
+    Sphinx runs in a process of its own: its parallel readers are forked, and a fork of a
+    process that has TensorFlow loaded (a test session, a notebook) can crash when the child
+    frees TensorFlow's objects."""
     start = time.perf_counter()
     src = out.parent / f"{out.name}_src"
     write_sources(pages, src)
     shutil.rmtree(out, ignore_errors=True)
-    if build_main(["-b", "html", "-q", "-j", "auto", str(src), str(out)]) != 0:
-        raise SystemExit(f"sphinx-build failed on {src}")
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto",
+                           str(src), str(out)])
+    if done.returncode != 0:
+        raise SystemExit(f"sphinx-build failed on {src} (exit code {done.returncode})")
     (out / "_notebooks").mkdir()
     for path in pages:
         shutil.copy2(path, out / "_notebooks" / path.name)
