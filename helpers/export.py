@@ -204,9 +204,9 @@ CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Sia
 
 def imagenet_labels(path=None):
     """The 1001 ImageNet labels of the TFLite classifiers (line 0 is "background")."""
-    from . import data
+    from . import sources
 
-    path = path or data.sample_path("pretrained/imagenet_labels.txt")
+    path = path or sources.sample_path("pretrained/imagenet_labels.txt")
     labels = Path(path).read_text().splitlines()
     if len(labels) != 1001:
         raise ValueError(f"{path} has {len(labels)} labels; the classifiers need 1001.")
