@@ -197,3 +197,11 @@ def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_pa
         assert r["epochs"] == len(r["val_accuracy_per_epoch"]) == 12
         assert r["train_images"] == 32 and r["val_images"] == 8 and r["wall_s"] > 0
     assert not log.exists()
+
+
+def test_the_table_shows_only_the_speeds_the_source_published():
+    rows = {step: {"runs": 1, "mean": 0.8, "spread": 0.0, "params": 1, "images_per_s": 10.0}
+            for step in ("0", "1", "2", "2b", "3", "transfer")}
+    shown = dict(zip(ladder.table(rows)["step"], ladder.table(rows)["source V100"]))
+    assert shown == {"0": "—", "1": "—", "2": "425", "2b": "533", "3": "333", "transfer": "—"}
+    assert ladder.V100_SPEED["0"] == ladder.V100_SPEED["1"] == 425  # the time estimate's guess
