@@ -92,13 +92,13 @@ def time_fit(model, data, batch_size, steps, warmup, everything=False):
 
 def _real_data(job, model, steps):
     """(a repeating real source for `job`, steps per pass over its pictures or None)."""
-    from . import data, pipelines
+    from . import data, pipelines, sources
 
     if job["model"] == "mnist_cnn":
         raise ValueError("mnist_cnn has no JPEG source in the course; use --source synthetic.")
     size, batch_size = model.input_shape[1], job["batch_size"]
     if job["model"] == "cifar10_net":
-        paths, labels, _ = data.labelled_files(data.source("cifar10")[1])
+        paths, labels, _ = data.labelled_files(sources.source("cifar10")[1])
     else:
         paths, labels, _ = data.cats_dogs_files("train")
     per_pass = len(paths) // batch_size
@@ -149,7 +149,8 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source="syn
     try:
         with keras.device(device):
             net = build(model, augment=not python if augment is None else augment)
-            timed = _time_sources(job, net, source if not named else None, baseline, usage)
+            timed, job["warmup_steps"] = _time_sources(job, net, None if named else source,
+                                                       baseline, usage)
     finally:
         keras.config.set_dtype_policy(previous_policy)
     return _record(job, net, timed, baseline, usage, command)
@@ -157,17 +158,17 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source="syn
 
 def _time_sources(job, net, own_source, baseline, usage):
     """Step times of `net` on the job's real source and, unless a `baseline` is given, on
-    synthetic data; a steady-state warm-up long enough for the JPEG cache to fill."""
+    synthetic data; and the warm-up steps used (for JPEGs: long enough to fill the cache)."""
     batch_size, steps, warmup = job["batch_size"], job["timed_steps"], job["warmup_steps"]
-    timed = {}
+    timed, used = {}, warmup
     if job["source"] != "synthetic":
         real, per_pass = ((own_source, None) if own_source is not None
                           else _real_data(job, net, steps + warmup))
         # jpeg: time the steady state, after one full pass has filled the cache
-        steady = max(warmup, per_pass + 1) if per_pass else warmup
+        used = max(warmup, per_pass + 1) if per_pass else warmup
         _mark(usage, f"{job['source']} start")
-        times = time_fit(net, real, batch_size, steps, steady, everything=True)
-        timed["real"], job["warmup_steps"] = times[steady:], steady
+        times = time_fit(net, real, batch_size, steps, used, everything=True)
+        timed["real"] = times[used:]
         if per_pass and per_pass > warmup:
             timed["first_pass"] = times[warmup:min(per_pass, warmup + steps)]
     if baseline is None or job["source"] == "synthetic":
@@ -177,7 +178,7 @@ def _time_sources(job, net, own_source, baseline, usage):
         timed["synthetic"] = time_fit(net, synthetic_data(net, batch_size, batches),
                                       batch_size, steps, warmup)
     _mark(usage, "end")
-    return timed
+    return timed, used
 
 
 def _mark(usage, label):
