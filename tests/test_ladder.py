@@ -205,3 +205,18 @@ def test_the_table_shows_only_the_speeds_the_source_published():
     shown = dict(zip(ladder.table(rows)["step"], ladder.table(rows)["source V100"]))
     assert shown == {"0": "—", "1": "—", "2": "425", "2b": "533", "3": "333", "transfer": "—"}
     assert ladder.V100_SPEED["0"] == ladder.V100_SPEED["1"] == 425  # the time estimate's guess
+
+
+def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran():
+    runs = ladder.load_runs(ladder.RECORDED)
+    assert runs, f"no records in {ladder.RECORDED}"
+    for r in runs:
+        name = f"step {r['step']}, seed {r['seed']}"
+        assert (r["train_images"], r["val_images"], r["epochs"]) == (8000, 2000, 25), name
+        assert len(r["val_accuracy_per_epoch"]) == len(r["images_per_s_per_epoch"]) == 25, name
+        assert r["val_accuracy"] == r["val_accuracy_per_epoch"][-1], name
+        assert r["image_size"] == (64 if r["step"] in ("0", "1", "2", "2b") else 128), name
+        assert r["hardware"] and r["cpu_simd"] and r["dtype"] and r["date"], name
+        assert {"tensorflow", "keras"} <= set(r["versions"]), name
+        assert r["command"].startswith("python -m helpers.ladder --data"), name
+    assert len({(r["step"], r["seed"]) for r in runs}) == len(runs)  # no run recorded twice
