@@ -220,3 +220,5 @@ def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran()
         assert {"tensorflow", "keras"} <= set(r["versions"]), name
         assert r["command"].startswith("python -m helpers.ladder --data"), name
     assert len({(r["step"], r["seed"]) for r in runs}) == len(runs)  # no run recorded twice
+    seeds = {step: sorted(r["seed"] for r in runs if r["step"] == step) for step in ladder.CHANGES}
+    assert seeds == {step: [1, 2, 3] for step in ladder.CHANGES}  # every step, three seeds
