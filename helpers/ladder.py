@@ -173,9 +173,8 @@ def verdicts(rows):
             verdict = "clear" if abs(gain) > 2 * noise else "within the spread"
         ours = published.LADDER_ACCURACY.get(before)
         theirs = published.LADDER_ACCURACY.get(after)
-        source = f"{theirs - ours:+d} points" if ours and theirs else "not in the source"
-        lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); "
-                     f"source {source}")
+        source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"
+        lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}")
     return lines
 
 

@@ -222,3 +222,15 @@ def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran()
     assert len({(r["step"], r["seed"]) for r in runs}) == len(runs)  # no run recorded twice
     seeds = {step: sorted(r["seed"] for r in runs if r["step"] == step) for step in ladder.CHANGES}
     assert seeds == {step: [1, 2, 3] for step in ladder.CHANGES}  # every step, three seeds
+
+
+def test_a_change_is_clear_only_beyond_twice_the_larger_spread():
+    rows = ladder.summary([fake("2", 1, 0.80), fake("2", 2, 0.82),  # spread 1.4 points
+                           fake("2b", 1, 0.79), fake("2b", 2, 0.79),
+                           fake("3", 1, 0.86), fake("3", 2, 0.88),
+                           fake("transfer", 1, 0.90)])
+    lines = {line.split()[2]: line.split(maxsplit=3)[3] for line in ladder.verdicts(rows)}
+    assert lines["2b"] == "here  -2.0 points (within the spread); source -5 points"
+    assert lines["3"] == "here  +6.0 points (clear); source +4 points"
+    assert lines["transfer"] == "here  +3.0 points (one seed: no spread to judge it by); " \
+                                "not in the source"
