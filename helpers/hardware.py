@@ -8,7 +8,7 @@ import sys
 
 import psutil
 
-__all__ = ["SIMD_FLAGS", "cpu_info", "describe", "gpus", "in_colab", "mixed_precision_support",
+__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "in_colab", "mixed_precision_support",
            "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
@@ -41,6 +41,17 @@ def cpu_info():
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
     }
+
+
+def cpu_kind(simd):
+    """The widest vector/matrix unit in a CPU's SIMD flags, the one that sets its training
+    speed: "AMX", "AVX-512 bf16", "AVX-512", "AVX2", "Arm NEON" or "older SIMD"."""
+    for flag, kind in (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 bf16"),
+                       ("avx512f", "AVX-512"), ("avx2", "AVX2"), ("asimd", "Arm NEON"),
+                       ("neon", "Arm NEON")):
+        if flag in simd:
+            return kind
+    return "older SIMD"
 
 
 def nvidia_smi_gpus():
@@ -153,7 +164,8 @@ def summary(info=None):
     """One line on a machine: its CPU with the cores this process may use, and its GPUs."""
     info = info or describe()
     gpus = ", ".join(g["name"] for g in info["gpus"]) or "no GPU"
-    return f"{info['cpu']['model']} ({info['cpu']['usable_cores']} cores usable), {gpus}"
+    cpu = info["cpu"]
+    return f"{cpu['model']} ({cpu['usable_cores']} cores usable, {cpu_kind(cpu['simd'])}), {gpus}"
 
 
 def table(info=None):

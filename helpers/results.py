@@ -51,12 +51,13 @@ BENCH_KEYS = {"model", "device", "source", "images_per_s", "hardware", "date", "
 
 
 def machine_name(record):
-    """A short name of the machine a record was made on: its first GPU if the run used one."""
+    """A short name of the machine a record was made on: its first GPU if the run used one,
+    else its CPU with its cores and widest SIMD unit (two EPYCs may differ in that)."""
     hw = record["hardware"]
     if not record["device"].startswith("cpu") and hw["gpus"]:
         return hw["gpus"][0]["name"]
     cpu = hw["cpu"]
-    return f"{cpu['model']} ({cpu['usable_cores']} cores)"
+    return f"{cpu['model']} ({cpu['usable_cores']} cores, {hardware.cpu_kind(cpu['simd'])})"
 
 
 def _source(record):

@@ -25,3 +25,16 @@ def test_a_failed_write_keeps_the_record_that_was_there(tmp_path):
         results.write_json(path, {"accuracy": object()})  # cannot be written as JSON
     assert json.loads(path.read_text()) == {"accuracy": 0.8}
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
+def test_two_cpus_of_one_model_but_different_simd_get_different_names():
+    """The recorded EPYCs differ: one has AVX-512 with bfloat16, one only AVX2."""
+    def record(simd):
+        cpu = {"model": "AMD EPYC", "usable_cores": 2, "simd": simd}
+        return {"device": "cpu:0", "hardware": {"cpu": cpu, "gpus": []}}
+
+    avx2 = results.machine_name(record(["sse4_2", "avx", "avx2", "fma"]))
+    bf16 = results.machine_name(record(["avx2", "fma", "avx512f", "avx512_bf16"]))
+    amx = results.machine_name(record(["avx2", "avx512f", "avx512_bf16", "amx_bf16"]))
+    assert len({avx2, bf16, amx}) == 3
+    assert "AVX2" in avx2 and "AVX-512 bf16" in bf16 and "AMX" in amx
