@@ -8,8 +8,9 @@ import sys
 
 import psutil
 
-__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "in_colab", "mixed_precision_support",
-           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "threads", "versions"]
+__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "in_colab",
+           "mixed_precision_support", "nvidia_smi_gpus", "summary", "table",
+           "tensorflow_devices", "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")

@@ -16,6 +16,7 @@ import csv
 import functools
 import hashlib
 import json
+import math
 import shlex
 import statistics
 import sys
@@ -28,8 +29,9 @@ from . import config, data, models, published, results, training
 from .timing import Throughput
 
 __all__ = ["CHANGES", "PAIRS", "RECORDED", "V100_SPEED", "build", "datasets", "describe",
-           "load_runs", "main", "progress_log", "record", "record_run", "results_file",
-           "run_path", "save", "summary", "table", "train", "v100_seconds", "verdicts"]
+           "difference", "load_runs", "main", "progress_log", "record", "record_run",
+           "results_file", "run_path", "save", "summary", "t_quantile", "table", "train",
+           "v100_seconds", "verdicts"]
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -154,23 +156,55 @@ def summary(runs):
     return rows
 
 
+def t_quantile(p, df):
+    """The p-quantile of Student's t distribution with `df` degrees of freedom (df may be a
+    fraction), by integrating its density: the standard library has no t distribution."""
+    density = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+
+    def cdf(t, n=2000):  # Simpson's rule from 0 to t, plus the lower half
+        h = t / n
+        f = [density * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(n + 1)]
+        return 0.5 + h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+
+    low, high = 0.0, 1000.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cdf(mid) < p else (low, mid)
+    return (low + high) / 2
+
+
+def difference(a, b, level=0.95):
+    """The change in mean accuracy from summary row `a` to `b`, in points, with its `level`
+    confidence interval (Welch's t-interval: each step keeps its own spread); None for the
+    interval when a step has a single run."""
+    gain = 100 * (b["mean"] - a["mean"])
+    if min(a["runs"], b["runs"]) < 2:
+        return gain, None
+    va, vb = ((100 * r["spread"]) ** 2 / r["runs"] for r in (a, b))
+    if va + vb == 0:
+        return gain, (gain, gain)
+    df = (va + vb) ** 2 / (va ** 2 / (a["runs"] - 1) + vb ** 2 / (b["runs"] - 1))
+    half = t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
+    return gain, (gain - half, gain + half)
+
+
 def verdicts(rows):
     """Per pair of steps in PAIRS that `rows` (a summary) both hold: the change in mean
-    validation accuracy in points, whether it is clear, and the source's change.
+    validation accuracy in points, its 95 % interval, the verdict, and the source's change.
 
-    A change is clear when it is larger than twice the larger spread of the two steps;
+    A change is "real" when its interval excludes zero, "not told apart" when it holds zero;
     with one seed a step has no spread, and no verdict is given."""
     lines = []
     for before, after in PAIRS:
         if before not in rows or after not in rows:
             continue
-        a, b = rows[before], rows[after]
-        gain = 100 * (b["mean"] - a["mean"])
-        noise = 100 * max(a["spread"], b["spread"])
-        if min(a["runs"], b["runs"]) < 2:
-            verdict = "one seed: no spread to judge it by"
+        gain, interval = difference(rows[before], rows[after])
+        if interval is None:
+            verdict = "one seed: no interval"
         else:
-            verdict = "clear" if abs(gain) > 2 * noise else "within the spread"
+            low, high = interval
+            told = "real" if low > 0 or high < 0 else "not told apart from seed luck"
+            verdict = f"95 % interval {low:+.1f} to {high:+.1f}: {told}"
         ours = published.LADDER_ACCURACY.get(before)
         theirs = published.LADDER_ACCURACY.get(after)
         source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"

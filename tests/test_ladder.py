@@ -224,13 +224,23 @@ def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran()
     assert seeds == {step: [1, 2, 3] for step in ladder.CHANGES}  # every step, three seeds
 
 
-def test_a_change_is_clear_only_beyond_twice_the_larger_spread():
-    rows = ladder.summary([fake("2", 1, 0.80), fake("2", 2, 0.82),  # spread 1.4 points
-                           fake("2b", 1, 0.79), fake("2b", 2, 0.79),
-                           fake("3", 1, 0.86), fake("3", 2, 0.88),
+def test_t_quantiles_match_the_printed_tables():
+    # the two-sided 95 % values of any t table: df 1, 2, 4 (two steps of 3 seeds), and large
+    for df, value in ((1, 12.706), (2, 4.303), (4, 2.776), (1000, 1.962)):
+        assert ladder.t_quantile(0.975, df) == pytest.approx(value, abs=1e-3)
+
+
+def test_a_change_is_real_only_when_its_interval_excludes_zero():
+    rows = ladder.summary([fake("2", 1, 0.80), fake("2", 2, 0.82), fake("2", 3, 0.84),
+                           fake("2b", 1, 0.78), fake("2b", 2, 0.82), fake("2b", 3, 0.86),
+                           fake("3", 1, 0.86), fake("3", 2, 0.88), fake("3", 3, 0.90),
                            fake("transfer", 1, 0.90)])
+    gain, (low, high) = ladder.difference(rows["2"], rows["3"])
+    # +6 points, standard error sqrt(2 * 2**2 / 3) = 1.633, t(0.975, 4) = 2.776
+    assert (gain, low, high) == pytest.approx((6.0, 6.0 - 4.533, 6.0 + 4.533), abs=1e-3)
     lines = {line.split()[2]: line.split(maxsplit=3)[3] for line in ladder.verdicts(rows)}
-    assert lines["2b"] == "here  -2.0 points (within the spread); source -5 points"
-    assert lines["3"] == "here  +6.0 points (clear); source +4 points"
-    assert lines["transfer"] == "here  +3.0 points (one seed: no spread to judge it by); " \
-                                "not in the source"
+    assert lines["3"] == "here  +6.0 points (95 % interval +1.5 to +10.5: real); source +4 points"
+    # unequal spreads (2 and 4 points): Welch's 2.9 degrees of freedom widen the interval
+    assert lines["2b"] == ("here  +0.0 points (95 % interval -8.3 to +8.3: not told apart "
+                           "from seed luck); source -5 points")
+    assert lines["transfer"] == "here  +2.0 points (one seed: no interval); not in the source"
