@@ -28,10 +28,10 @@ from types import SimpleNamespace
 from . import config, data, models, published, results, training
 from .timing import Throughput
 
-__all__ = ["CHANGES", "PAIRS", "RECORDED", "V100_SPEED", "build", "datasets", "describe",
-           "difference", "load_runs", "main", "progress_log", "record", "record_run",
-           "results_file", "run_path", "save", "summary", "t_quantile", "table", "train",
-           "v100_seconds", "verdicts"]
+__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "describe",
+           "difference", "load_runs", "longer_training", "main", "progress_log", "record",
+           "record_run", "results_file", "run_path", "save", "share_of_blog", "summary",
+           "t_quantile", "table", "train", "verdicts", "window_means"]
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -43,14 +43,13 @@ CHANGES = {
     "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
 }
 
-# The blog's V100 training speed per step, for the time its runs would take (pictures/s):
-# it gives 425 for step 2 and "unchanged" for step 1; step 0 is taken to be the same.
-V100_SPEED = {"0": published.LADDER_V100_SPEED["2"], "1": published.LADDER_V100_SPEED["2"],
-              **published.LADDER_V100_SPEED}
 # Each step against the one it builds on (or is compared with), as notebook 05 reads them.
 PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
-# The recorded tutorial-scale ladder (8,000 / 2,000 pictures, 25 epochs, 3 seeds per step).
+# The recorded ladder on the tutorial's data (8,000 / 2,000 photos, 3 seeds per step), 25 epochs
+# of one pass each: 1/32 of the blog's training (published.LADDER_PICTURES_PER_RUN).
 RECORDED = config.RESULTS_DIR / "cats_dogs_ladder_tutorial"
+# The same data trained longer: steps 1, 2 and 2b, one seed, 100 one-pass epochs (1/8 of it).
+RECORDED_LONG = config.RESULTS_DIR / "cats_dogs_ladder_long"
 
 
 def build(step, seed=None):
@@ -152,7 +151,9 @@ def summary(runs):
         rows[step] = {"runs": len(mine), "mean": statistics.mean(acc),
                       "spread": statistics.stdev(acc) if len(acc) > 1 else 0.0,
                       "min": min(acc), "max": max(acc), "params": mine[0]["params"],
-                      "images_per_s": statistics.median(r["images_per_s"] for r in mine)}
+                      "images_per_s": statistics.median(r["images_per_s"] for r in mine),
+                      "of_blog": (statistics.median(map(share_of_blog, mine))
+                                  if all("epochs" in r for r in mine) else None)}
     return rows
 
 
@@ -212,11 +213,47 @@ def verdicts(rows):
     return lines
 
 
-def v100_seconds(run):
-    """How long the blog's V100 would have needed for this run's training pictures at its
-    published speed for the step (None for steps it gives no speed for)."""
-    speed = V100_SPEED.get(run["step"])
-    return run["epochs"] * run["train_images"] / speed if speed else None
+def window_means(run, ends=(25, 50, 75, 100), width=5):
+    """Training and validation accuracy of one record around given epochs, in %: the mean of
+    the `width` epochs that end there (one epoch's figure jumps by a point or two)."""
+    found = {}
+    for end in ends:
+        if end <= len(run["val_accuracy_per_epoch"]):
+            part = slice(max(end - width, 0), end)
+            found[end] = tuple(100 * statistics.mean(run[key][part]) for key in
+                               ("train_accuracy_per_epoch", "val_accuracy_per_epoch"))
+    return found
+
+
+def longer_training(long_runs, short_rows, start=25):
+    """What training longer did, one line per step of `long_runs` (single-seed records):
+    validation accuracy at `start` epochs and at the last, called risen, fallen or held
+    against the seed spread of that step in `short_rows` (a summary of the 3-seed records,
+    at least 1 point); the best epoch; and the training-validation gap at both ends."""
+    lines = []
+    for run in long_runs:
+        means = window_means(run, (start, run["epochs"]))
+        if len(means) < 2:
+            continue
+        (train0, val0), (train1, val1) = means[start], means[run["epochs"]]
+        row = short_rows.get(run["step"], {})
+        tolerance = max(1.0, 100 * row.get("spread", 0.0))
+        change = val1 - val0
+        verdict = ("rose" if change > tolerance else "fell" if change < -tolerance
+                   else "held")
+        best = max(range(run["epochs"]), key=run["val_accuracy_per_epoch"].__getitem__)
+        lines.append(
+            f"step {run['step']:<2}: validation {val0:.1f} % at {start} epochs, {val1:.1f} % at "
+            f"{run['epochs']} ({change:+.1f} points: {verdict}, tolerance ±{tolerance:.1f}); "
+            f"best {100 * run['val_accuracy_per_epoch'][best]:.1f} % at epoch {best + 1}; "
+            f"gap to training {train0 - val0:+.1f} -> {train1 - val1:+.1f} points")
+    return lines
+
+
+def share_of_blog(run):
+    """How much of one of the blog's runs a record trained, as pictures seen: the blog's
+    Keras 2 "epoch" was 8,000 batches of 32, so 25 one-pass epochs on 8,000 photos are 1/32."""
+    return run["epochs"] * run["train_images"] / published.LADDER_PICTURES_PER_RUN
 
 
 def table(rows, where="here"):
@@ -231,6 +268,7 @@ def table(rows, where="here"):
         "runs": row["runs"],
         "source": f"{published.LADDER_ACCURACY[step]} %"
         if step in published.LADDER_ACCURACY else "—",
+        "training": f"1/{1 / row['of_blog']:.0f} of the blog's" if row.get("of_blog") else "—",
         "params": f"{row['params']:,}", f"img/s {where}": f"{row['images_per_s']:,.0f}",
         "source V100": f"{published.LADDER_V100_SPEED[step]:,}"
         if step in published.LADDER_V100_SPEED else "—",

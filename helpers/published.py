@@ -5,7 +5,8 @@ comparison); COURSE.md lists the sources. Notebooks 05, 07 and 08 read these ins
 typing them in, and label them as the source's wherever they are shown.
 """
 
-__all__ = ["CIFAR10_EXAMPLES_PER_S", "LADDER_ACCURACY", "LADDER_V100_SPEED", "SPEEDS", "table"]
+__all__ = ["CIFAR10_EXAMPLES_PER_S", "LADDER_ACCURACY", "LADDER_PICTURES_PER_RUN",
+           "LADDER_TRAINING", "LADDER_V100_SPEED", "SPEEDS", "table"]
 
 # Training speed per model and machine, as the blog states it (text, as published).
 SPEEDS = [  # (model, machine, speed, utilisation)
@@ -32,8 +33,14 @@ SERVER_CORES = 16
 # The cat/dog ladder (notebook 05): validation accuracy in % per step.
 LADDER_ACCURACY = {"0": 80, "1": 84, "2": 90, "2b": 85, "3": 94}
 # Its V100 training speeds in pictures/s, where it gives a figure (for step 1 it says only
-# "unchanged"; helpers.ladder.V100_SPEED fills in steps 0 and 1 for its time estimate).
+# "unchanged", and none for step 0).
 LADDER_V100_SPEED = {"2": 425, "2b": 533, "3": 333}
+# How long each ladder run trained: Keras 2's fit_generator(steps_per_epoch=8000, epochs=25) at
+# batch 32 (part 1: "8.000 Schritte und 32 Bilder pro Schritt"), i.e. 256,000 pictures an
+# "epoch", 32 passes over the 8,000 training photos, 800 passes in a run.
+LADDER_TRAINING = {"epochs": 25, "steps_per_epoch": 8000, "batch": 32, "photos": 8000}
+LADDER_PICTURES_PER_RUN = (LADDER_TRAINING["epochs"] * LADDER_TRAINING["steps_per_epoch"]
+                           * LADDER_TRAINING["batch"])
 
 
 def table(models=None):

@@ -204,7 +204,15 @@ def test_the_table_shows_only_the_speeds_the_source_published():
             for step in ("0", "1", "2", "2b", "3", "transfer")}
     shown = dict(zip(ladder.table(rows)["step"], ladder.table(rows)["source V100"]))
     assert shown == {"0": "—", "1": "—", "2": "425", "2b": "533", "3": "333", "transfer": "—"}
-    assert ladder.V100_SPEED["0"] == ladder.V100_SPEED["1"] == 425  # the time estimate's guess
+
+
+def test_the_recorded_ladder_is_named_as_the_share_of_the_blogs_training_it_is():
+    # the blog: 25 epochs of 8,000 batches of 32 = 6,400,000 pictures a run
+    short = {"epochs": 25, "train_images": 8000}
+    assert ladder.share_of_blog(short) == 1 / 32
+    assert ladder.share_of_blog({**short, "epochs": 100}) == 1 / 8
+    rows = ladder.summary([{**fake("2", 1, 0.8), **short}, {**fake("2", 2, 0.8), **short}])
+    assert ladder.table(rows, "recorded")["training"].tolist() == ["1/32 of the blog's"]
 
 
 def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran():
@@ -244,3 +252,25 @@ def test_a_change_is_real_only_when_its_interval_excludes_zero():
     assert lines["2b"] == ("here  +0.0 points (95 % interval -8.3 to +8.3: not told apart "
                            "from seed luck); source -5 points")
     assert lines["transfer"] == "here  +2.0 points (one seed: no interval); not in the source"
+
+
+def curve(step, val, train):
+    return {"step": step, "epochs": len(val), "val_accuracy_per_epoch": val,
+            "train_accuracy_per_epoch": train}
+
+
+def test_longer_training_is_judged_against_the_seed_spread_of_the_step():
+    flat, rising = [0.80] * 20 + [0.82] * 80, [0.80] * 25 + [0.86] * 75
+    runs = [curve("1", flat, [0.9] * 100), curve("2", rising, [0.85] * 25 + [0.95] * 75),
+            curve("2b", [0.80] * 25 + [0.76] * 75, [0.9] * 25 + [0.99] * 75)]
+    spreads = {"1": {"spread": 0.03}, "2": {"spread": 0.02}, "2b": {"spread": 0.004}}
+    means = ladder.window_means(runs[0], (25, 100))
+    assert means[25] == pytest.approx((90, 82)) and means[100] == pytest.approx((90, 82))
+    lines = ladder.longer_training(runs, spreads)
+    assert "(+0.0 points: held, tolerance ±3.0)" in lines[0]
+    assert "(+6.0 points: rose, tolerance ±2.0)" in lines[1] and "best 86.0 % at epoch 26" \
+        in lines[1]
+    # a spread below one point still allows one point of epoch-to-epoch noise
+    assert "(-4.0 points: fell, tolerance ±1.0)" in lines[2]
+    assert lines[2].endswith("gap to training +10.0 -> +23.0 points")
+    assert ladder.longer_training([curve("2", [0.8] * 20, [0.9] * 20)], spreads) == []
