@@ -29,9 +29,10 @@ from . import config, data, models, published, results, training
 from .timing import Throughput
 
 __all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "describe",
-           "difference", "load_runs", "longer_training", "main", "progress_log", "record",
-           "record_run", "results_file", "run_path", "save", "share_of_blog", "summary",
-           "t_quantile", "table", "train", "verdicts", "window_means"]
+           "difference", "epochs_table", "load_runs", "longer_training", "main",
+           "progress_log", "record", "record_run", "results_file", "run_path", "save",
+           "share_of_blog", "summary", "t_quantile", "table", "train", "verdicts",
+           "window_means"]
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -248,6 +249,19 @@ def longer_training(long_runs, short_rows, start=25):
             f"best {100 * run['val_accuracy_per_epoch'][best]:.1f} % at epoch {best + 1}; "
             f"gap to training {train0 - val0:+.1f} -> {train1 - val1:+.1f} points")
     return lines
+
+
+def epochs_table(runs, ends=(25, 50, 75, 100)):
+    """Validation and training accuracy of each record around `ends` (window_means) as a
+    DataFrame, with the share of the blog's training each record trained."""
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "step": r["step"], "seed": r["seed"],
+        "training": f"1/{1 / share_of_blog(r):.0f} of the blog's",
+        **{f"epoch {end}": f"{val:.1f} % (train {train:.1f} %)"
+           for end, (train, val) in window_means(r, ends).items()},
+    } for r in runs])
 
 
 def share_of_blog(run):

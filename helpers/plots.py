@@ -3,8 +3,8 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["bars", "confusion_matrix", "history", "images", "lines", "overlays", "paired_bars",
-           "stacked_bars", "utilization", "utilization_grid"]
+__all__ = ["bars", "confusion_matrix", "history", "images", "lines", "long_runs", "overlays",
+           "paired_bars", "stacked_bars", "utilization", "utilization_grid"]
 
 
 def history(history, metrics=("loss", "accuracy"), title=None):
@@ -131,6 +131,27 @@ def paired_bars(labels, ours, reference, ylabel, errors=None, names=("here", "re
     ax.set(xticks=x, xticklabels=labels, ylabel=ylabel, title=title, ylim=(0, 1.3 * top))
     ax.legend(loc="upper left", ncol=2)
     ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def long_runs(runs, reference=None, mark=None, title=None):
+    """Training (dashed) and validation (solid) accuracy per epoch of ladder records, one
+    colour per step; `reference` {step: %} draws dotted lines, `mark` a vertical line."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for r in runs:
+        epochs = np.arange(1, r["epochs"] + 1)
+        (line,) = ax.plot(epochs, 100 * np.array(r["val_accuracy_per_epoch"]),
+                          label=f"step {r['step']} validation")
+        ax.plot(epochs, 100 * np.array(r["train_accuracy_per_epoch"]), "--",
+                color=line.get_color(), label=f"step {r['step']} training")
+        if reference and r["step"] in reference:
+            ax.axhline(reference[r["step"]], ls=":", color=line.get_color())
+    if mark:
+        ax.axvline(mark, color="grey", lw=0.8)
+    ax.set(xlabel="epoch", ylabel="accuracy (%)", title=title)
+    ax.legend(fontsize=8, ncol=3)
+    ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
 

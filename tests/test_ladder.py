@@ -274,3 +274,20 @@ def test_longer_training_is_judged_against_the_seed_spread_of_the_step():
     assert "(-4.0 points: fell, tolerance ±1.0)" in lines[2]
     assert lines[2].endswith("gap to training +10.0 -> +23.0 points")
     assert ladder.longer_training([curve("2", [0.8] * 20, [0.9] * 20)], spreads) == []
+
+
+def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
+    from helpers import plots
+
+    runs = [{**curve("2", [0.80] * 50 + [0.84] * 50, [0.9] * 100), "seed": 1,
+             "train_images": 8000}, {**curve("1", [0.8] * 60, [0.95] * 60), "seed": 1,
+                                     "train_images": 8000}]
+    shown = ladder.epochs_table(runs).set_index("step")
+    assert shown.loc["2", "training"] == "1/8 of the blog's"
+    assert shown.loc["2", "epoch 100"] == "84.0 % (train 90.0 %)"
+    assert shown.loc["2", "epoch 50"] == "80.0 % (train 90.0 %)"
+    assert shown.loc["1"].isna()["epoch 75"]  # a run of 60 epochs has no figure at 75
+    fig = plots.long_runs(runs, reference={"2": 90}, mark=25)
+    ax = fig.axes[0]
+    assert len(ax.lines) == 2 * 2 + 1 + 1  # two curves per run, the blog's 90 %, the mark
+    assert ax.lines[0].get_ydata()[-1] == pytest.approx(84.0)
