@@ -82,7 +82,7 @@ SETTINGS = {
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
     # notebook 05's live part: these ladder steps, each with seeds 1..seeds (sample: ~6 min
-    # on 2 cores); the whole ladder at the tutorial's scale is recorded (python -m helpers.ladder)
+    # on 2 cores); the whole ladder on the tutorial's photos is recorded (python -m helpers.ladder)
     "cats_dogs_ladder": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1, steps=("2", "2b")),
         "sample": dict(train=None, val=None, epochs=10, batch=32, seeds=3, steps=("2", "2b")),

@@ -90,7 +90,7 @@ def quick_start():
 
 
 def recorded_tables():
-    """The recorded tutorial-scale ladder and every recorded benchmark run, as HTML tables."""
+    """The recorded 25-epoch ladder and every recorded benchmark run, as HTML tables."""
     from helpers import ladder, results
 
     runs, records = ladder.load_runs(ladder.RECORDED), results.load()
@@ -130,7 +130,10 @@ ran in the course's last `make course`, with its outputs and figures.
 These runs were **recorded** on the machines their records name (in `results/`), not on the
 machine that built this page.
 
-### The cat/dog ladder at the tutorial's scale
+### The cat/dog ladder on the tutorial's photos
+
+25 epochs of one pass over the 8,000 training photos: 1/32 of the blog's training (its Keras 2
+"epoch" was 8,000 batches of 32). Notebook 05 shows longer runs too.
 
 <div>{ladder}</div>
 
