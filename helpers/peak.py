@@ -10,21 +10,17 @@ import math
 import keras
 from keras import ops
 
+from .published import GPU_DATASHEETS
 from .timing import first_and_median
 
-__all__ = ["GPU_PEAK_TFLOPS", "TRAINING_FLOPS_FACTOR", "arithmetic_intensity", "copy_bandwidth",
-           "devices", "flops_per_image", "matmul_flops", "measured_peak", "profiler_flops",
-           "published_peak", "supported_dtypes", "survey"]
+__all__ = ["GPU_PEAK_TFLOPS", "TRAINING_FLOPS_FACTOR", "arithmetic_intensity", "balance_verdict",
+           "copy_bandwidth", "datasheet_balance_points", "devices", "flops_per_image",
+           "matmul_flops", "measured_peak", "profiler_flops", "published_peak",
+           "supported_dtypes", "survey"]
 
-# Published dense peak figures (TFLOP/s) for GPUs learners meet, by name fragment.
-GPU_PEAK_TFLOPS = {
-    "H200": {"float32": 67.0, "bfloat16": 989.0, "float16": 989.0},
-    "H100": {"float32": 67.0, "bfloat16": 989.0, "float16": 989.0},
-    "A100": {"float32": 19.5, "bfloat16": 312.0, "float16": 312.0},
-    "V100": {"float32": 15.7, "float16": 125.0},
-    "T4": {"float32": 8.1, "float16": 65.0},
-    "L4": {"float32": 30.3, "bfloat16": 121.0, "float16": 121.0},
-}
+# Published dense peak figures (TFLOP/s) for GPUs learners meet, by name fragment, per number
+# format ("tf32": float32 work on the Tensor Cores); NVIDIA's datasheets, see helpers.published.
+GPU_PEAK_TFLOPS = {name: dict(sheet["tflops"]) for name, sheet in GPU_DATASHEETS.items()}
 
 
 def devices():
@@ -74,6 +70,41 @@ def published_peak(gpu_name, dtype="float32"):
     return None
 
 
+def balance_verdict(ratio, within=3.0):
+    """Words for a ratio of two balance points: 'within 3x' when neither is more than
+    `within` times the other, else 'more than 3x higher' or 'more than 3x lower'."""
+    if 1 / within <= ratio <= within:
+        return f"within {within:g}x"
+    return f"more than {within:g}x {'higher' if ratio > within else 'lower'}"
+
+
+def datasheet_balance_points(reference=None, gpus=None, within=3.0):
+    """Each GPU's balance points from its datasheet (helpers.published): peak FLOP/s divided
+    by memory bytes/s, in FLOP per byte, for plain float32, TF32 and 16-bit floats on the
+    Tensor Cores; one row per GPU, as a DataFrame. With `reference` (a float32 balance point
+    measured here) the float32 and 16-bit ones are divided by it and judged by
+    `balance_verdict`. `gpus`: the names to keep (default: every GPU listed)."""
+    import pandas as pd
+
+    rows = []
+    for name, sheet in GPU_DATASHEETS.items():
+        if gpus is not None and name not in gpus:
+            continue
+        point = {dtype: tflops * 1e12 / (sheet["bandwidth_gbs"] * 1e9)
+                 for dtype, tflops in sheet["tflops"].items()}
+        half = max(point.get("float16", 0), point.get("bfloat16", 0))
+        row = {"GPU (datasheet)": name, "memory GB/s": sheet["bandwidth_gbs"],
+               "float32": round(point["float32"]),
+               "TF32": round(point["tf32"]) if "tf32" in point else "none",
+               "16-bit": round(half)}
+        if reference:
+            for key, value in (("float32", point["float32"]), ("16-bit", half)):
+                row[f"{key} / this CPU's float32"] = (
+                    f"{value / reference:.1f}x: {balance_verdict(value / reference, within)}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def supported_dtypes(device):
     """float32 everywhere; bfloat16/float16 only where the hardware has support for them."""
     from .hardware import cpu_info, mixed_precision_support, tensorflow_devices
@@ -113,7 +144,10 @@ def flops_per_image(model):
     out (together a few per cent, and limited by memory speed rather than arithmetic)."""
     total = 0
     for layer in _leaves(model):
-        if isinstance(layer, (keras.layers.Conv2D, keras.layers.Dense)):
+        if isinstance(layer, keras.layers.DepthwiseConv2D):  # kh x kw per output value
+            kh, kw = layer.kernel.shape[:2]
+            total += 2 * kh * kw * math.prod(layer.output.shape[1:])
+        elif isinstance(layer, (keras.layers.Conv2D, keras.layers.Dense)):
             kernel = layer.kernel.shape  # Conv2D: (kh, kw, cin/groups, cout); Dense: (in, out)
             outputs = math.prod(layer.output.shape[1:])  # per image: H x W x cout, or units
             total += 2 * math.prod(kernel[:-1]) * outputs

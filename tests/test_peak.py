@@ -20,6 +20,15 @@ def test_flops_of_a_tiny_net_by_hand():
     assert peak.flops_per_image(model) == 2 * (3 * 3 * 2 * 9) + 2 * (18 * 3)
 
 
+def test_depthwise_convolutions_count_so_mobilenet_matches_its_paper():
+    # MobileNet (Howard et al., 2017), 0.25 width at 224 px: 41 million multiply-adds, nearly
+    # all in its depthwise and pointwise convolutions (the 1000-way top adds 0.26 million)
+    base = models.imagenet_base("mobilenet_0.25", 224)
+    assert abs(peak.flops_per_image(base) / 2 - 41e6) / 41e6 < 0.03
+    depthwise = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.DepthwiseConv2D(3)])
+    assert peak.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9  # 2x2x2 outputs, 9 each
+
+
 def test_cifar10_net_matches_the_tensorflow_tutorial():
     model = models.cifar10_net()
     assert model.count_params() == 1_068_298  # the tutorial's own figure
