@@ -17,12 +17,13 @@ import subprocess
 import sys
 import time
 
-from tools import BUILD, ROOT, export_slides, notebook_parser, notebooks, run_course
+from tools import BUILD, ROOT, colab, export_slides, notebook_parser, notebooks, run_course
 
 import nbformat
 
-COLAB = "https://colab.research.google.com/github/your-org/dl-gpu-course/blob/main/notebooks/"
-PLUMBING = ("colab-badge", "colab-setup")
+# the repository slug and branch of pyproject.toml's [tool.course], as the badges have them
+COLAB = f"https://colab.research.google.com/github/{colab.REPO}/blob/{colab.BRANCH}/notebooks/"
+PLUMBING = (colab.BADGE_TAG, colab.SETUP_TAG)
 CONF = '''project = "Deep learning and GPUs"
 author = "the course authors"
 extensions = ["myst_nb"]
