@@ -9,7 +9,7 @@ import functools
 import json
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import config, hardware
@@ -20,7 +20,7 @@ __all__ = ["BENCH_KEYS", "load", "machine", "machine_name", "now", "plot", "save
 
 def now():
     """The current UTC time as an ISO 8601 string, to the second: every record's date."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @functools.cache

@@ -5,10 +5,9 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 
 from helpers import config
-
-import tomllib
 
 ROOT = config.ROOT
 
@@ -82,3 +81,27 @@ def test_no_unsafe_calls_in_the_course_code():
                 if pattern in text:
                     offenders.append(f"{path.relative_to(config.ROOT)}: {pattern} ({why})")
     assert not offenders, offenders
+
+
+def test_every_package_the_helpers_import_is_a_dependency():
+    """Every module `helpers` imports outside the standard library and outside a try block
+    (the optional ones) is named in pyproject.toml's dependencies."""
+    import ast
+
+    distribution = {"PIL": "pillow", "GPUtil": "gputil", "ai_edge_litert": "ai-edge-litert"}
+    declared = {re.split(r"[<>=!~ ]", d)[0].lower() for d in
+                tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    needed = set()
+    for path in (ROOT / "helpers").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        optional = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
+                    for b in t.body for n in ast.walk(b)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in optional:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                    [node.module] if node.level == 0 else [])
+                needed |= {n.split(".")[0] for n in names}
+    jax_backend_only = {"jax"}  # imported only when Keras runs on JAX (peak.py)
+    third_party = needed - set(sys.stdlib_module_names) - {"helpers"} - jax_backend_only
+    missing = {distribution.get(n, n).lower() for n in third_party} - declared
+    assert missing == set(), f"imported by helpers/ but not in dependencies: {missing}"

@@ -11,11 +11,11 @@ and re-run this tool. Cells that already carry the tags are updated in place.
 
 import re
 import sys
+import tomllib
 
 from tools import ROOT, notebooks
 
 import nbformat
-import tomllib
 
 COURSE = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
 REPO, BRANCH = COURSE["repository"], COURSE["branch"]
