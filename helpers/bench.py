@@ -24,7 +24,8 @@ import numpy as np
 from . import config, hardware, models, peak, results
 from .timing import Throughput, step_stats
 
-__all__ = ["MODELS", "SOURCES", "build", "run", "synthetic_data", "targets", "time_fit"]
+__all__ = ["MODELS", "SOURCES", "build", "compare", "run", "synthetic_data", "targets",
+           "time_fit"]
 
 # name -> how to build it (augment=False when the input pipeline augments), classes, default batch
 MODELS = {
@@ -216,6 +217,20 @@ def _record(job, net, timed, baseline, usage, command):
         record["utilization_pct"] = {k: usage.mean(k) for k in usage.samples[-1]
                                      if k.endswith("_pct") and k != "memory_pct"}
     return record
+
+
+def compare(a, b, names, tolerance=0.10, unit="images/s"):
+    """One line comparing two measured speeds `a` and `b`, named `names`: "within 10 % of each
+    other" when a / b is within `tolerance` of 1, else which one is how many times as fast."""
+    if a <= 0 or b <= 0:
+        raise ValueError(f"speeds must be positive, got {a} and {b}.")
+    ratio = a / b
+    if abs(ratio - 1) <= tolerance:
+        verdict = f"within {100 * tolerance:.0f} % of each other"
+    else:
+        faster, times = (names[0], ratio) if ratio > 1 else (names[1], 1 / ratio)
+        verdict = f"{faster} is {times:.2f}x as fast"
+    return f"{names[0]} {a:,.0f} vs {names[1]} {b:,.0f} {unit}: {verdict}"
 
 
 # --- targets of the course, as ratios within one run -----------------------------------------

@@ -118,11 +118,11 @@ SETTINGS = {
         "sample": dict(warmup=3, steps=15, peak_sizes=None),  # None: the device's default
         "full": dict(warmup=5, steps=50, peak_sizes=None),
     },
-    # notebook 07: the input-pipeline grid (pictures used, PyDataset workers, batch sizes)
+    # notebook 07: how many pictures its three pipelines read (None: all of the sample)
     "pipeline": {
-        "smoke": dict(images=96, workers=(1, 2), batches=(32,)),
-        "sample": dict(images=None, workers=(1, 2, 4), batches=(32, 64)),
-        "full": dict(images=None, workers=(1, 2, 4), batches=(32, 64)),
+        "smoke": dict(images=96),
+        "sample": dict(images=None),
+        "full": dict(images=None),
     },
     # notebook 08: CIFAR-10 batch sizes, the cat/dog nets' batch, the 128-px net's batch sweep
     "cpu_vs_gpu": {

@@ -5,6 +5,8 @@ PillowBatches   the Keras 2 generator style (`flow_from_directory` + `fit_genera
                 in Python, by `workers` threads or processes.
                 (The same pictures through tf.data, every optimisation a switch, are
                 helpers.data.image_pipeline.)
+keras2_transform  what Keras 2's ImageDataGenerator did to one picture: a shear by an angle
+                in degrees, its own zoom for height and width, edges repeated, a mirror.
 read_profile    what a TensorBoard profile says about a training run: step time, time spent
                 waiting for the next batch, and the busiest operations.
 """
@@ -17,14 +19,38 @@ import keras
 import numpy as np
 from PIL import Image
 
-from . import config
+from . import config, models
 
-__all__ = ["PillowBatches", "read_profile"]
+__all__ = ["PillowBatches", "keras2_transform", "read_profile"]
+
+
+def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
+    """One picture (height, width, channels; float) changed as Keras 2's ImageDataGenerator
+    did it: output pixel (row, col), counted from the centre, shows the input at
+    (zoom_h * row - sin(angle) * zoom_w * col, cos(angle) * zoom_w * col), read bilinearly,
+    the nearest edge pixel where that falls outside (fill_mode="nearest"); then, with `flip`,
+    mirrored left-right. A zoom factor above 1 shows more of the picture, so it looks smaller.
+    """
+    h, w = image.shape[:2]
+    angle, zoom_h, zoom_w = math.radians(shear_degrees), *zoom
+    rows, cols = np.mgrid[0:h, 0:w].astype("float32")
+    rows, cols = rows - (h - 1) / 2, cols - (w - 1) / 2
+    r = np.clip(zoom_h * rows - math.sin(angle) * zoom_w * cols + (h - 1) / 2, 0, h - 1)
+    c = np.clip(math.cos(angle) * zoom_w * cols + (w - 1) / 2, 0, w - 1)
+    r0, c0 = np.floor(r).astype(int), np.floor(c).astype(int)
+    r1, c1 = np.minimum(r0 + 1, h - 1), np.minimum(c0 + 1, w - 1)
+    fr, fc = (r - r0)[..., None], (c - c0)[..., None]
+    out = ((image[r0, c0] * (1 - fc) + image[r0, c1] * fc) * (1 - fr)
+           + (image[r1, c0] * (1 - fc) + image[r1, c1] * fc) * fr)
+    return np.ascontiguousarray(out[:, ::-1] if flip else out, dtype="float32")
 
 
 class PillowBatches(keras.utils.PyDataset):
     """Batches of (images float32 0..255, labels) made per batch in Python, like Keras 2's
-    ImageDataGenerator: decode, resize, then a random zoom, shear and horizontal flip.
+    ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True): decode and
+    resize each JPEG with Pillow, then (`augment`) draw as Keras 2 did a shear angle from
+    -0.2..0.2 *degrees*, height and width zoom factors each from 0.8..1.2, and a mirror for
+    half the pictures, and apply them with `keras2_transform`.
 
     `repeat` makes the dataset that many passes long, so a benchmark can run many steps.
     Pass `workers` and `use_multiprocessing` here: Keras 3 took them off `fit`.
@@ -53,16 +79,12 @@ class PillowBatches(keras.utils.PyDataset):
     def _load(self, path, rng):
         with Image.open(path) as picture:
             image = picture.convert("RGB").resize((self.size, self.size), Image.BILINEAR)
-        if self.augment:
-            zoom, shear = rng.uniform(0.8, 1.2), rng.uniform(-0.2, 0.2)
-            centre = self.size / 2
-            # output pixel (x, y) samples input ((x - c) * zoom + shear * (y - c) + c, ...)
-            matrix = (zoom, shear * zoom, centre * (1 - zoom) - shear * zoom * centre,
-                      0.0, zoom, centre * (1 - zoom))
-            image = image.transform(image.size, Image.AFFINE, matrix, Image.BILINEAR)
-            if rng.random() < 0.5:
-                image = image.transpose(Image.FLIP_LEFT_RIGHT)
-        return np.asarray(image, dtype="float32")
+        image = np.asarray(image, dtype="float32")
+        if not self.augment:
+            return image
+        shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)  # Keras 2: degrees
+        zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)  # height, width
+        return keras2_transform(image, shear, zoom, flip=rng.random() < 0.5)
 
 
 def _busy_ms(spans):
