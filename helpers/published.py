@@ -1,12 +1,15 @@
 """The figures the course's sources published: shown beside ours, never measured here.
 
 Source 000 is the blog in two parts (the cat/dog ladder on a Tesla V100, and the CPU/GPU
-comparison); COURSE.md lists the sources. Notebooks 05, 07 and 08 read these instead of
-typing them in, and label them as the source's wherever they are shown.
+comparison); COURSE.md lists the sources. Apart from them, GPU_DATASHEETS holds NVIDIA's
+published peaks and memory bandwidths of common GPUs, each with the datasheet it comes from.
+Notebooks 00, 05, 07 and 08 read these instead of typing them in, and label them as published
+wherever they are shown.
 """
 
-__all__ = ["CIFAR10_EXAMPLES_PER_S", "LADDER_ACCURACY", "LADDER_PICTURES_PER_RUN",
-           "LADDER_TRAINING", "LADDER_V100_SPEED", "SPEEDS", "table"]
+__all__ = ["CIFAR10_EXAMPLES_PER_S", "GPU_DATASHEETS", "LADDER_ACCURACY",
+           "LADDER_PICTURES_PER_RUN", "LADDER_TRAINING", "LADDER_V100_SPEED", "SERVER_CORES",
+           "SPEEDS", "table"]
 
 # Training speed per model and machine, as the blog states it (text, as published).
 SPEEDS = [  # (model, machine, speed, utilisation)
@@ -18,12 +21,13 @@ SPEEDS = [  # (model, machine, speed, utilisation)
     ("cats_dogs_original", "VirtualBox VM, workers 4 / batch 64", "64 img/s", ""),
     ("cats_dogs_original", "Tesla V100", "~3x after tuning workers and batch; ~4x the "
      "16-core server", "GPU 0-10 % busy, CPU ~10 %: input-bound"),
-    ("cats_dogs_improved", "Tesla V100", "425 img/s; ~23x the CPU", "GPU ~50 % busy"),
+    ("cats_dogs_improved", "Tesla V100", "425 img/s", ""),
     ("cats_dogs_improved", "Tesla V100, no shear/zoom/flip (step 2b)", "533 img/s", ""),
-    ("cats_dogs_128px", "Tesla V100", "333 img/s", ""),
+    # the net the blog improved to 94 %: part 1 gives its ratio and load, part 2 its speed
+    ("cats_dogs_128px", "Tesla V100", "333 img/s; ~23x the CPU", "GPU ~50 % busy"),
     ("cats_dogs_deep", "16-core server, CPU only", "~3 img/s", ""),
-    ("cats_dogs_deep", "Tesla V100", "~100x the CPU, about the improved net's speed",
-     "GPU 100 % busy"),
+    ("cats_dogs_deep", "Tesla V100", "~100x the CPU, about the 94 % net's speed",
+     "GPU 100 % busy (temperature and power in nvidia-smi)"),
 ]
 
 # The same CIFAR-10 speeds as numbers (examples/s; the V100's is the middle of its range).
@@ -41,6 +45,27 @@ LADDER_V100_SPEED = {"2": 425, "2b": 533, "3": 333}
 LADDER_TRAINING = {"epochs": 25, "steps_per_epoch": 8000, "batch": 32, "photos": 8000}
 LADDER_PICTURES_PER_RUN = (LADDER_TRAINING["epochs"] * LADDER_TRAINING["steps_per_epoch"]
                            * LADDER_TRAINING["batch"])
+
+
+# Not from the sources: NVIDIA's datasheet figures for GPUs that learners meet (cited per GPU,
+# published, never measured by the course). Dense peaks in TFLOP/s per number format (half of
+# the datasheets' "with sparsity" figures), and memory bandwidth in GB/s. "tf32" is
+# TensorFloat-32 on the Tensor Cores, which TensorFlow uses for float32 on Ampere and newer.
+GPU_DATASHEETS = {
+    "H200": {"tflops": {"float32": 67.0, "tf32": 495.0, "bfloat16": 989.0, "float16": 989.0},
+             "bandwidth_gbs": 4800, "source": "NVIDIA H200 Tensor Core GPU datasheet (SXM)"},
+    "H100": {"tflops": {"float32": 67.0, "tf32": 495.0, "bfloat16": 989.0, "float16": 989.0},
+             "bandwidth_gbs": 3350, "source": "NVIDIA H100 Tensor Core GPU datasheet (SXM)"},
+    "A100": {"tflops": {"float32": 19.5, "tf32": 156.0, "bfloat16": 312.0, "float16": 312.0},
+             "bandwidth_gbs": 1555,
+             "source": "NVIDIA A100 Tensor Core GPU datasheet (40 GB SXM)"},
+    "V100": {"tflops": {"float32": 15.7, "float16": 125.0}, "bandwidth_gbs": 900,
+             "source": "NVIDIA Tesla V100 GPU Accelerator datasheet (SXM2)"},
+    "T4": {"tflops": {"float32": 8.1, "float16": 65.0}, "bandwidth_gbs": 320,
+           "source": "NVIDIA T4 Tensor Core GPU datasheet"},
+    "L4": {"tflops": {"float32": 30.3, "tf32": 60.0, "bfloat16": 121.0, "float16": 121.0},
+           "bandwidth_gbs": 300, "source": "NVIDIA L4 Tensor Core GPU datasheet"},
+}
 
 
 def table(models=None):

@@ -73,3 +73,27 @@ def test_published_peaks():
     assert peak.published_peak("NVIDIA H200", "bfloat16") == 989e12
     assert peak.published_peak("Tesla T4", "bfloat16") is None
     assert peak.published_peak(None) is None
+
+
+def test_tf32_is_listed_only_for_ampere_and_newer():
+    assert peak.published_peak("NVIDIA A100-SXM4-40GB", "tf32") == 156e12
+    assert peak.published_peak("Tesla V100-SXM2-16GB", "tf32") is None
+    assert peak.published_peak("Tesla V100-SXM2-16GB", "bfloat16") is None  # Volta: float16 only
+
+
+def test_balance_verdicts():
+    assert peak.balance_verdict(1.0) == peak.balance_verdict(2.9) == "within 3x"
+    assert peak.balance_verdict(1 / 2.9) == "within 3x"
+    assert peak.balance_verdict(3.1) == "more than 3x higher"
+    assert peak.balance_verdict(0.3) == "more than 3x lower"
+
+
+def test_datasheet_balance_points_of_the_v100():
+    table = peak.datasheet_balance_points(gpus=("V100",))
+    row = table.iloc[0]
+    # 15.7 and 125 TFLOP/s over 900 GB/s
+    assert (row["float32"], row["TF32"], row["16-bit"]) == (17, "none", 139)
+    judged = peak.datasheet_balance_points(reference=17.4, gpus=("V100",)).iloc[0]
+    assert judged["float32 / this CPU's float32"] == "1.0x: within 3x"
+    assert judged["16-bit / this CPU's float32"] == "8.0x: more than 3x higher"
+    assert len(peak.datasheet_balance_points()) == len(peak.GPU_PEAK_TFLOPS)
