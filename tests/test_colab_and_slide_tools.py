@@ -96,3 +96,14 @@ def test_decks_do_not_show_the_nbval_marker(tmp_path):
     assert "NBVAL_CHECK_OUTPUT" not in deck
     assert deck.count("jp-CodeCell") >= sum(c.cell_type == "code" for c in nb.cells) - 1
     assert export_slides.MARK in checked.source  # the notebook itself keeps its marker
+
+
+def test_a_site_page_links_a_deck_only_when_the_deck_is_beside_the_site(tmp_path):
+    """A site built in a temporary folder must not link the decks of the course's build/."""
+    from tools import build_site, notebooks
+
+    path, decks = notebooks()[0], tmp_path / "slides"
+    assert "Slides" not in build_site.links(path, decks)
+    decks.mkdir()
+    (decks / f"{path.stem}.slides.html").write_text("<!doctype html>")
+    assert f'href="../slides/{path.stem}.slides.html"' in build_site.links(path, decks)

@@ -50,10 +50,11 @@ def executed(path, profile):
     return nb
 
 
-def links(path):
-    """The line of links at the top of a page: deck (when exported), Colab, notebook file."""
+def links(path, decks):
+    """The line of links at the top of a page: deck (when exported to `decks`, the folder
+    beside the site's), Colab, notebook file."""
     found = []
-    if (BUILD / "slides" / f"{path.stem}.slides.html").exists():
+    if (decks / f"{path.stem}.slides.html").exists():
         found.append(f'<a href="../slides/{path.stem}.slides.html">Slides</a>')
     found.append(f'<a href="{COLAB}{path.name}"><img src="_static/colab-badge.svg" '
                  'alt="Open in Colab" style="vertical-align: middle"></a>')
@@ -61,12 +62,12 @@ def links(path):
     return " · ".join(found)
 
 
-def page(nb, path):
+def page(nb, path, decks):
     """The notebook as the site shows it: the Colab plumbing replaced by a line of links."""
     nb = export_slides.without_marks(nbformat.from_dict(json.loads(json.dumps(nb))))
     nb.cells = [c for c in nb.cells if not set(c.metadata.get("tags", [])) & set(PLUMBING)]
     header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
-    nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path)))
+    nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path, decks)))
     nb.metadata.pop("widgets", None)  # no widget state: it would load require.js from a CDN
     return nb
 
@@ -155,7 +156,7 @@ def write_sources(pages, src):
     shutil.copytree(mathjax, src / "_static" / "mathjax",
                     ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"))
     for path, nb in pages.items():
-        nbformat.write(page(nb, path), src / path.name)
+        nbformat.write(page(nb, path, src.parent / "slides"), src / path.name)
     (src / "index.md").write_text(home(list(pages)))
 
 
