@@ -29,7 +29,7 @@ from . import config, data, models, published, results, training
 from .timing import Throughput
 
 __all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "describe",
-           "difference", "epochs_table", "load_runs", "longer_training", "main",
+           "difference", "epochs_table", "findings", "load_runs", "longer_training", "main",
            "progress_log", "record", "record_run", "results_file", "run_path", "save",
            "share_of_blog", "summary", "t_quantile", "table", "train", "verdicts",
            "window_means"]
@@ -212,6 +212,22 @@ def verdicts(rows):
         source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"
         lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}")
     return lines
+
+
+def findings(rows):
+    """The verdicts of `rows` (a summary) as one sentence: which changes are real (their 95 %
+    interval excludes zero) and which the seeds cannot tell apart."""
+    real, unclear = [], []
+    for before, after in PAIRS:
+        if before in rows and after in rows:
+            gain, interval = difference(rows[before], rows[after])
+            if interval is not None:
+                named = f"{before} -> {after} ({gain:+.1f} points)"
+                (real if interval[0] > 0 or interval[1] < 0 else unclear).append(named)
+    if not real and not unclear:
+        return "No pair of steps with two or more seeds each: no finding."
+    return (f"Real: {', '.join(real) or 'none'}. "
+            f"Not told apart from seed luck: {', '.join(unclear) or 'none'}.")
 
 
 def window_means(run, ends=(25, 50, 75, 100), width=5):

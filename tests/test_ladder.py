@@ -252,6 +252,9 @@ def test_a_change_is_real_only_when_its_interval_excludes_zero():
     assert lines["2b"] == ("here  +0.0 points (95 % interval -8.3 to +8.3: not told apart "
                            "from seed luck); source -5 points")
     assert lines["transfer"] == "here  +2.0 points (one seed: no interval); not in the source"
+    assert ladder.findings(rows) == ("Real: 2 -> 3 (+6.0 points). Not told apart from seed "
+                                     "luck: 2 -> 2b (+0.0 points).")
+    assert ladder.findings({"2": rows["2"]}).startswith("No pair")
 
 
 def curve(step, val, train):
