@@ -1,6 +1,7 @@
 # The course's commands. Each one creates or reuses .venv and installs the pinned requirements.
 #   make course    run every notebook on the embedded sample, executed copies + HTML in build/
 #   make test      the whole test suite (helpers, notebooks under nbval in `smoke`, lint)
+#   make check     lint + the tests that execute no notebook and open no browser (minutes)
 #   make lab       open JupyterLab on notebooks/
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
@@ -9,7 +10,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test test-slow lab sample clean audit slides site bench
+.PHONY: course test check test-slow lab sample clean audit slides site bench
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +42,11 @@ test: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check helpers tests tools notebooks
 	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax -p no:cacheprovider tests notebooks; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
+
+# The edit loop: lint and every test that executes no whole notebook and opens no browser.
+check: $(VENV)/.installed
+	$(VENV)/bin/ruff check helpers tests tools notebooks
+	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not notebooks and not browser" --durations=5 tests
 
 test-slow: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m pytest --run-slow -m slow tests

@@ -12,6 +12,8 @@ from tools import notebooks
 
 import pytest
 
+pytestmark = pytest.mark.notebooks
+
 
 def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(tmp_path):
     env = {**os.environ, "COURSE_BUILD": str(tmp_path / "build")}

@@ -18,7 +18,7 @@ import browser as chromium
 import pytest
 
 NOTEBOOKS = notebooks()
-pytestmark = chromium.needed
+pytestmark = [chromium.needed, pytest.mark.browser, pytest.mark.notebooks]
 WEB = ("http", "https", "ws", "wss", "ftp")  # what would leave the machine
 
 

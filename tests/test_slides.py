@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 NOTEBOOKS = notebooks()
-pytestmark = chromium.needed
+pytestmark = [chromium.needed, pytest.mark.browser, pytest.mark.notebooks]
 GET_REVEAL = """const done = arguments[0];
 require(['reveal.js/dist/reveal.js'], R => {
   window.Reveal = R;
