@@ -190,6 +190,11 @@ def difference(a, b, level=0.95):
     return gain, (gain - half, gain + half)
 
 
+def _real(interval):
+    """A change is real when its interval excludes zero."""
+    return interval[0] > 0 or interval[1] < 0
+
+
 def verdicts(rows):
     """Per pair of steps in PAIRS that `rows` (a summary) both hold: the change in mean
     validation accuracy in points, its 95 % interval, the verdict, and the source's change.
@@ -205,7 +210,7 @@ def verdicts(rows):
             verdict = "one seed: no interval"
         else:
             low, high = interval
-            told = "real" if low > 0 or high < 0 else "not told apart from seed luck"
+            told = "real" if _real(interval) else "not told apart from seed luck"
             verdict = f"95 % interval {low:+.1f} to {high:+.1f}: {told}"
         ours = published.LADDER_ACCURACY.get(before)
         theirs = published.LADDER_ACCURACY.get(after)
@@ -223,7 +228,7 @@ def findings(rows):
             gain, interval = difference(rows[before], rows[after])
             if interval is not None:
                 named = f"{before} -> {after} ({gain:+.1f} points)"
-                (real if interval[0] > 0 or interval[1] < 0 else unclear).append(named)
+                (real if _real(interval) else unclear).append(named)
     if not real and not unclear:
         return "No pair of steps with two or more seeds each: no finding."
     return (f"Real: {', '.join(real) or 'none'}. "
