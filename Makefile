@@ -37,10 +37,13 @@ site: $(VENV)/.installed node_modules/.installed
 slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
-# pytest exits 5 when it collected nothing: that is a failure here, never a pass.
+# nbval runs notebooks/ first, each notebook once on an empty build folder of its own; the slide
+# and site tests read those runs (tests/conftest.py). pytest exits 5 when it collected nothing:
+# that is a failure here, never a pass.
 test: $(VENV)/.installed node_modules/.installed
 	$(VENV)/bin/ruff check helpers tests tools notebooks
-	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax -p no:cacheprovider tests notebooks; \
+	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax --durations=15 \
+	  notebooks tests; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
 # The edit loop: lint and every test that executes no whole notebook and opens no browser.

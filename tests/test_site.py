@@ -1,7 +1,7 @@
 """The course website (`make site`), opened offline in headless Chromium.
 
-The site is built once from every notebook as it ran (its last run in build/, else executed in
-`smoke`, shared with the slide tests), then checked as a learner would use it: every page loads
+The site is built once from every notebook as it ran in this test session (nbval's run, shared
+with the slide tests: tests/conftest.py), then checked as a learner would use it: every page loads
 with no console error and nothing requested from the web, search finds a notebook's word,
 every figure is drawn, and the links between pages lead to pages that exist.
 """

@@ -1,7 +1,7 @@
 """The slide decks, opened offline in a real browser (Debian's chromium with chromedriver).
 
-Each notebook is exported as `make slides` does (reusing its last run in build/, else
-executed in `smoke`), then checked: slide and fragment counts match the metadata, the
+Each notebook is exported as `make slides` does, from its run in this test session (nbval's,
+tests/conftest.py), then checked: slide and fragment counts match the metadata, the
 keyboard reaches the last slide, every figure is on screen and not blank, and nothing was
 fetched from the web.
 """
@@ -27,7 +27,7 @@ require(['reveal.js/dist/reveal.js'], R => {
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory, executed):
     """A folder with the browser files; `make(path)` exports a deck there once, as
-    `make slides` does (the last run in build/, else executed now in `smoke`)."""
+    `make slides` does, from the notebook's run in this test session."""
     out = tmp_path_factory.mktemp("slides")
     export_slides.copy_assets(out)
     made = {}

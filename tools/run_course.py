@@ -17,6 +17,7 @@ import os
 import sys
 import time
 
+from helpers.results import write_json
 from tools import BUILD, NOTEBOOKS, ROOT, notebooks
 
 import nbformat
@@ -114,12 +115,12 @@ def main():
                      "profile": args.profile, "seconds": seconds, "status": status})
         print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}", flush=True)
         # saved after every notebook: a run cut short keeps what it finished
-        (BUILD / "run.json").write_text(json.dumps(merge_runs(BUILD / "run.json", runs), indent=1))
+        write_json(BUILD / "run.json", merge_runs(BUILD / "run.json", runs))
     ran = [r for r in runs if r not in earlier]
     print(f"ran {len(ran)} notebooks in {sum(r['seconds'] for r in ran):.0f} s, reused "
           f"{len(runs) - len(ran)}; open {BUILD / 'index.html'}")
     runs = merge_runs(BUILD / "run.json", runs)  # keep the notebooks this call did not run
-    (BUILD / "run.json").write_text(json.dumps(runs, indent=1))
+    write_json(BUILD / "run.json", runs)
     write_index(runs)
     return 1 if failed else 0
 
