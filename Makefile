@@ -10,13 +10,23 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test check test-slow lab sample clean audit slides site bench
+.PHONY: course test check test-slow lab sample clean audit slides site bench lock
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+# The whole environment from requirements.lock (every package pinned, hashes checked), then the
+# helpers themselves, editable, with nothing more.
+$(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt -e .
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
+
+# After changing requirements.txt: resolve the whole environment again, with hashes.
+lock:
+	$(PYTHON) -m venv .cache/lock-venv
+	.cache/lock-venv/bin/pip install --quiet pip-tools==7.6.2
+	.cache/lock-venv/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	  --no-header --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.txt
 
 # reveal.js, require.js, jQuery and MathJax for the offline decks, pinned in package-lock.json.
 node_modules/.installed: package.json package-lock.json
@@ -38,17 +48,17 @@ slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
 # nbval runs notebooks/ first, each notebook once on an empty build folder of its own; the slide
-# and site tests read those runs (tests/conftest.py). pytest exits 5 when it collected nothing:
+# and site tests read those runs (conftest.py). pytest exits 5 when it collected nothing:
 # that is a failure here, never a pass.
 test: $(VENV)/.installed node_modules/.installed
-	$(VENV)/bin/ruff check helpers tests tools notebooks
+	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax --durations=15 \
 	  notebooks tests; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
 # The edit loop: lint and every test that executes no whole notebook and opens no browser.
 check: $(VENV)/.installed
-	$(VENV)/bin/ruff check helpers tests tools notebooks
+	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not notebooks and not browser" --durations=5 tests
 
 test-slow: $(VENV)/.installed

@@ -22,10 +22,9 @@ import keras
 import numpy as np
 
 from . import config, hardware, models, peak, results
-from .timing import Throughput, step_stats
+from .timing import step_stats, time_fit
 
-__all__ = ["MODELS", "SOURCES", "build", "compare", "run", "synthetic_data", "targets",
-           "time_fit"]
+__all__ = ["MODELS", "SOURCES", "build", "compare", "run", "synthetic_data", "targets"]
 
 # name -> how to build it (augment=False when the input pipeline augments), classes, default batch
 MODELS = {
@@ -72,28 +71,9 @@ def synthetic_data(model, batch_size, batches, seed=config.SEED):
     return rng.integers(0, 256, size=shape, dtype=np.uint8), labels.astype("float32")
 
 
-def time_fit(model, data, batch_size, steps, warmup, everything=False):
-    """Step times (s) of `steps` timed training steps after `warmup` steps (`everything`:
-    of the warm-up steps too). `data` is (x, y) arrays (repeated over several epochs) or a
-    repeating dataset/PyDataset.
-    """
-    clock = Throughput(batch_size)
-    needed = warmup + steps
-    if isinstance(data, tuple):
-        per_epoch = len(data[0]) // batch_size
-        epochs = math.ceil(needed / (per_epoch - 1))
-        model.fit(*data, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0,
-                  callbacks=[clock])
-    else:
-        model.fit(data, steps_per_epoch=needed + 1, epochs=1, verbose=0, shuffle=False,
-                  callbacks=[clock])
-    intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]  # no start-up step
-    return intervals[:needed] if everything else intervals[warmup:needed]
-
-
 def _real_data(job, model, steps):
     """(a repeating real source for `job`, steps per pass over its pictures or None)."""
-    from . import data, pipelines, sources
+    from . import data, keras2_loader, sources
 
     if job["model"] == "mnist_cnn":
         raise ValueError("mnist_cnn has no JPEG source in the course; use --source synthetic.")
@@ -106,7 +86,7 @@ def _real_data(job, model, steps):
     if job["source"] == "jpeg":
         pipeline = data.image_pipeline(paths, labels, size, batch_size, shuffle=True)
         return pipeline.repeat(), per_pass
-    return pipelines.PillowBatches(paths, labels, size, batch_size,
+    return keras2_loader.PillowBatches(paths, labels, size, batch_size,
                                    repeat=math.ceil((steps + 10) / per_pass),
                                    workers=job["workers"],
                                    use_multiprocessing=job["use_multiprocessing"]), None

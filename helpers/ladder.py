@@ -1,9 +1,9 @@
 """The cat/dog improvement ladder as a measured experiment (notebook 05).
 
     s = config.settings("cats_dogs_ladder")
-    runs = [ladder.train(step, seed, s) for seed in range(1, s.seeds + 1)]
+    runs = [ladder.train(step, seed, s)[1] for seed in range(1, s.seeds + 1)]
     ladder.save(runs, path)             # results/ (sample, full) or build/results/ (smoke)
-    ladder.summary(runs)                # per step: mean and spread of validation accuracy
+    ladder_stats.summary(runs)          # per step: mean and spread (helpers.ladder_stats)
 
 The long recorded run, resumable, one JSON file per finished run (see `main`):
 
@@ -16,7 +16,6 @@ import csv
 import functools
 import hashlib
 import json
-import math
 import shlex
 import statistics
 import sys
@@ -25,14 +24,11 @@ from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from . import config, data, models, published, results, training
-from .timing import Throughput
+from . import config, data, models, results, training
 
 __all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "describe",
-           "difference", "epochs_table", "findings", "load_runs", "longer_training", "main",
-           "progress_log", "record", "record_run", "results_file", "run_path", "save",
-           "share_of_blog", "summary", "t_quantile", "table", "train", "verdicts",
-           "window_means"]
+           "epoch_rows", "load_runs", "main", "progress_log", "record", "record_run",
+           "results_file", "run_path", "save", "train"]
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -84,45 +80,60 @@ def _pipelines(profile, image_size, batch, train, val, root):
                  for split, limit in (("train", train), ("validation", val)))
 
 
-def train(step, seed, s, verbose=0, root=None, name=None, callbacks=()):
-    """Train one step with one seed under settings `s` (epochs, batch, train, val).
+def train(step, seed, s, verbose=0, root=None, name=None, callbacks=(), log=None):
+    """Train one step with one seed under settings `s` (epochs, batch, train, val), as notebook
+    05's `train` does on the page; returns (model, record).
 
     Pictures come from `root` (a cat/dog folder) or the profile's data. With a `name` the
-    training resumes from its last finished epoch after an interruption (training.fit).
-    Returns its record: validation accuracy (last epoch, and per epoch), parameters,
-    training images/s (median over epochs after the first), images, hardware, date.
+    training resumes from its last finished epoch after an interruption (training.fit); with
+    a `log` (a CSV file) every epoch is logged there too and the record is made from the whole
+    log, so a resumed run's record keeps the epochs before the interruption.
     """
+    import keras
+
     config.set_seed(seed)
     model = build(step, seed)
-    train_ds, val_ds = datasets(model.input_shape[1], s, root)
     model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-    start = time.perf_counter()
-    history, timer = training.fit(model, train_ds, val_ds, epochs=s.epochs, name=name,
-                                  resume=bool(name), verbose=verbose, callbacks=callbacks)
-    return record(step, seed, model, history, timer, (train_ds, val_ds),
-                  time.perf_counter() - start)
+    pipelines = datasets(model.input_shape[1], s, root)
+    logger = [keras.callbacks.CSVLogger(str(log), append=True)] if log else []
+    history, _ = training.fit(model, *pipelines, epochs=s.epochs, name=name, resume=bool(name),
+                              verbose=verbose, callbacks=[*logger, *callbacks])
+    epochs = _epoch_log(log) if log else epoch_rows(history)
+    return model, record(step, seed, model, epochs, pipelines)
 
 
-def record(step, seed, model, history, timer, pipelines, wall_s):
-    """The record of one trained run: validation accuracy (last epoch, and per epoch),
-    parameters, training images/s (median over epochs after the first), sizes, machine.
-    `pipelines` are the (train, validation) datasets it trained on; `timer` its Throughput."""
-    rates = [e["images_per_s"] for e in timer.epochs]
-    logs = history.history  # empty when a resumed run had already finished its last epoch
+def epoch_rows(history):
+    """One dict per epoch of a Keras History: its metrics, with `images_per_s` and `epoch_s`
+    where a Throughput timer put them into the logs (training.fit does)."""
+    logs = history.history
+    return [dict(zip(logs, values)) for values in zip(*logs.values())]
+
+
+def record(step, seed, model, epochs, pipelines):
+    """The record of one trained run from its rows per epoch (`epoch_rows`, or a resumed run's
+    CSV log): validation and training accuracy (last epoch, and per epoch), training images/s
+    (median over the epochs after the first), sizes, number format, machine. `pipelines` are
+    the (train, validation) datasets it trained on."""
+    import keras
+
+    rates = [e["images_per_s"] for e in epochs]
     train_ds, val_ds = pipelines
+    machine = results.machine()
     return {
         "step": step, "change": CHANGES[step], "seed": seed,
-        "val_accuracy": (logs.get("val_accuracy") or [None])[-1],
-        "val_accuracy_per_epoch": logs.get("val_accuracy", []),
-        "train_accuracy": (logs.get("accuracy") or [None])[-1],
+        "val_accuracy": epochs[-1]["val_accuracy"] if epochs else None,
+        "train_accuracy": epochs[-1]["accuracy"] if epochs else None,
+        "val_accuracy_per_epoch": [e["val_accuracy"] for e in epochs],
+        "train_accuracy_per_epoch": [e["accuracy"] for e in epochs],
         "params": model.count_params(),
         "images_per_s": statistics.median(rates[1:] or rates) if rates else None,
-        "epochs": len(logs.get("loss", [])), "batch": timer.batch_size,
-        "image_size": model.input_shape[1],
+        "images_per_s_per_epoch": rates, "epochs": len(epochs),
+        "wall_s": sum(e["epoch_s"] for e in epochs),
+        "batch": training.batch_size_of(train_ds), "image_size": model.input_shape[1],
         "train_images": train_ds.num_examples, "val_images": val_ds.num_examples,
-        "wall_s": wall_s, "profile": config.profile(),
-        "date": results.now(),
-        "hardware": results.machine()["hardware"], "versions": results.machine()["versions"],
+        "dtype": keras.config.dtype_policy().name, "profile": config.profile(),
+        "date": results.now(), "hardware": machine["hardware"], "versions": machine["versions"],
+        "cpu_simd": machine["details"]["cpu"]["simd"],
     }
 
 
@@ -135,179 +146,11 @@ def results_file(name="cats_dogs_ladder"):
 
 def save(runs, path, command="notebooks/05_cats_dogs_improvements.ipynb"):
     """Write the records with the full hardware description, date and command as JSON."""
+    from . import ladder_stats  # it reads CHANGES and PAIRS from here
     return results.write_json(path, {
         "command": command, "profile": config.profile(), "date": results.now(),
-        "machine": results.machine()["details"], "summary": summary(runs), "records": runs})
-
-
-def summary(runs):
-    """Per step, in order of first appearance: runs, mean, spread (standard deviation),
-    min and max of validation accuracy; parameters; median training images/s."""
-    if not runs:
-        raise ValueError("No ladder records to summarise: train at least one step first.")
-    rows = {}
-    for step in dict.fromkeys(r["step"] for r in runs):
-        mine = [r for r in runs if r["step"] == step]
-        acc = [r["val_accuracy"] for r in mine]
-        rows[step] = {"runs": len(mine), "mean": statistics.mean(acc),
-                      "spread": statistics.stdev(acc) if len(acc) > 1 else 0.0,
-                      "min": min(acc), "max": max(acc), "params": mine[0]["params"],
-                      "images_per_s": statistics.median(r["images_per_s"] for r in mine),
-                      "of_blog": (statistics.median(map(share_of_blog, mine))
-                                  if all("epochs" in r for r in mine) else None)}
-    return rows
-
-
-def t_quantile(p, df):
-    """The p-quantile of Student's t distribution with `df` degrees of freedom (df may be a
-    fraction), by integrating its density: the standard library has no t distribution."""
-    density = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-
-    def cdf(t, n=2000):  # Simpson's rule from 0 to t, plus the lower half
-        h = t / n
-        f = [density * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(n + 1)]
-        return 0.5 + h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
-
-    low, high = 0.0, 1000.0
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if cdf(mid) < p else (low, mid)
-    return (low + high) / 2
-
-
-def difference(a, b, level=0.95):
-    """The change in mean accuracy from summary row `a` to `b`, in points, with its `level`
-    confidence interval (Welch's t-interval: each step keeps its own spread); None for the
-    interval when a step has a single run."""
-    gain = 100 * (b["mean"] - a["mean"])
-    if min(a["runs"], b["runs"]) < 2:
-        return gain, None
-    va, vb = ((100 * r["spread"]) ** 2 / r["runs"] for r in (a, b))
-    if va + vb == 0:
-        return gain, (gain, gain)
-    df = (va + vb) ** 2 / (va ** 2 / (a["runs"] - 1) + vb ** 2 / (b["runs"] - 1))
-    half = t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
-    return gain, (gain - half, gain + half)
-
-
-def _real(interval):
-    """A change is real when its interval excludes zero."""
-    return interval[0] > 0 or interval[1] < 0
-
-
-def verdicts(rows):
-    """Per pair of steps in PAIRS that `rows` (a summary) both hold: the change in mean
-    validation accuracy in points, its 95 % interval, the verdict, and the source's change.
-
-    A change is "real" when its interval excludes zero, "not told apart" when it holds zero;
-    with one seed a step has no spread, and no verdict is given."""
-    lines = []
-    for before, after in PAIRS:
-        if before not in rows or after not in rows:
-            continue
-        gain, interval = difference(rows[before], rows[after])
-        if interval is None:
-            verdict = "one seed: no interval"
-        else:
-            low, high = interval
-            told = "real" if _real(interval) else "not told apart from seed luck"
-            verdict = f"95 % interval {low:+.1f} to {high:+.1f}: {told}"
-        ours = published.LADDER_ACCURACY.get(before)
-        theirs = published.LADDER_ACCURACY.get(after)
-        source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"
-        lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}")
-    return lines
-
-
-def findings(rows):
-    """The verdicts of `rows` (a summary) as one sentence: which changes are real (their 95 %
-    interval excludes zero) and which the seeds cannot tell apart."""
-    real, unclear = [], []
-    for before, after in PAIRS:
-        if before in rows and after in rows:
-            gain, interval = difference(rows[before], rows[after])
-            if interval is not None:
-                named = f"{before} -> {after} ({gain:+.1f} points)"
-                (real if _real(interval) else unclear).append(named)
-    if not real and not unclear:
-        return "No pair of steps with two or more seeds each: no finding."
-    return (f"Real: {', '.join(real) or 'none'}. "
-            f"Not told apart from seed luck: {', '.join(unclear) or 'none'}.")
-
-
-def window_means(run, ends=(25, 50, 75, 100), width=5):
-    """Training and validation accuracy of one record around given epochs, in %: the mean of
-    the `width` epochs that end there (one epoch's figure jumps by a point or two)."""
-    found = {}
-    for end in ends:
-        if end <= len(run["val_accuracy_per_epoch"]):
-            part = slice(max(end - width, 0), end)
-            found[end] = tuple(100 * statistics.mean(run[key][part]) for key in
-                               ("train_accuracy_per_epoch", "val_accuracy_per_epoch"))
-    return found
-
-
-def longer_training(long_runs, short_rows, start=25):
-    """What training longer did, one line per step of `long_runs` (single-seed records):
-    validation accuracy at `start` epochs and at the last, called risen, fallen or held
-    against the seed spread of that step in `short_rows` (a summary of the 3-seed records,
-    at least 1 point); the best epoch; and the training-validation gap at both ends."""
-    lines = []
-    for run in long_runs:
-        means = window_means(run, (start, run["epochs"]))
-        if len(means) < 2:
-            continue
-        (train0, val0), (train1, val1) = means[start], means[run["epochs"]]
-        row = short_rows.get(run["step"], {})
-        tolerance = max(1.0, 100 * row.get("spread", 0.0))
-        change = val1 - val0
-        verdict = ("rose" if change > tolerance else "fell" if change < -tolerance
-                   else "held")
-        best = max(range(run["epochs"]), key=run["val_accuracy_per_epoch"].__getitem__)
-        lines.append(
-            f"step {run['step']:<2}: validation {val0:.1f} % at {start} epochs, {val1:.1f} % at "
-            f"{run['epochs']} ({change:+.1f} points: {verdict}, tolerance ±{tolerance:.1f}); "
-            f"best {100 * run['val_accuracy_per_epoch'][best]:.1f} % at epoch {best + 1}; "
-            f"gap to training {train0 - val0:+.1f} -> {train1 - val1:+.1f} points")
-    return lines
-
-
-def epochs_table(runs, ends=(25, 50, 75, 100)):
-    """Validation and training accuracy of each record around `ends` (window_means) as a
-    DataFrame, with the share of the blog's training each record trained."""
-    import pandas as pd
-
-    return pd.DataFrame([{
-        "step": r["step"], "seed": r["seed"],
-        "training": f"1/{1 / share_of_blog(r):.0f} of the blog's",
-        **{f"epoch {end}": f"{val:.1f} % (train {train:.1f} %)"
-           for end, (train, val) in window_means(r, ends).items()},
-    } for r in runs])
-
-
-def share_of_blog(run):
-    """How much of one of the blog's runs a record trained, as pictures seen: the blog's
-    Keras 2 "epoch" was 8,000 batches of 32, so 25 one-pass epochs on 8,000 photos are 1/32."""
-    return run["epochs"] * run["train_images"] / published.LADDER_PICTURES_PER_RUN
-
-
-def table(rows, where="here"):
-    """The summary beside the source's figures as a pandas DataFrame (a table in Jupyter, on
-    the site and on slides); `where` names the machine the runs come from ("here",
-    "recorded") in the column names."""
-    import pandas as pd
-
-    return pd.DataFrame([{
-        "step": step, "change": CHANGES[step],
-        f"val. acc. {where}": f"{100 * row['mean']:.1f} ± {100 * row['spread']:.1f} %",
-        "runs": row["runs"],
-        "source": f"{published.LADDER_ACCURACY[step]} %"
-        if step in published.LADDER_ACCURACY else "—",
-        "training": f"1/{1 / row['of_blog']:.0f} of the blog's" if row.get("of_blog") else "—",
-        "params": f"{row['params']:,}", f"img/s {where}": f"{row['images_per_s']:,.0f}",
-        "source V100": f"{published.LADDER_V100_SPEED[step]:,}"
-        if step in published.LADDER_V100_SPEED else "—",
-    } for step, row in rows.items()])
+        "machine": results.machine()["details"], "summary": ladder_stats.summary(runs),
+        "records": runs})
 
 
 # --- the recorded ladder: one command, resumable, one file per finished run ------------------
@@ -347,8 +190,6 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
     The epochs done so far are logged to a CSV file beside the records, and the model is
     backed up every epoch (build/backup/), so a killed run resumes from its last epoch.
     """
-    import keras
-
     out = Path(out)
     target = run_path(out, step, seed)
     log = progress_log(out, step, seed)
@@ -356,20 +197,8 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
     resumed = bool(_epoch_log(log))
     folder_key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
     name = f"ladder_{folder_key}_{target.stem}"
-    speed = Throughput(s.batch, to_logs=True)  # puts images/s and epoch time into the log
-    record = train(step, seed, s, verbose=2, root=root, name=name,
-                   callbacks=[speed, keras.callbacks.CSVLogger(str(log), append=True),
-                              *callbacks])
-    epochs = _epoch_log(log)
-    rates = [e["images_per_s"] for e in epochs]
-    record.update(
-        val_accuracy=epochs[-1]["val_accuracy"], train_accuracy=epochs[-1]["accuracy"],
-        val_accuracy_per_epoch=[e["val_accuracy"] for e in epochs],
-        train_accuracy_per_epoch=[e["accuracy"] for e in epochs],
-        images_per_s_per_epoch=rates, images_per_s=statistics.median(rates[1:] or rates),
-        epochs=len(epochs), wall_s=sum(e["epoch_s"] for e in epochs), resumed=resumed,
-        dtype=keras.config.dtype_policy().name, data=data.shown(root) if root else None,
-        command=command, cpu_simd=results.machine()["details"]["cpu"]["simd"])
+    _, record = train(step, seed, s, verbose=2, root=root, name=name, callbacks=callbacks, log=log)
+    record.update(resumed=resumed, data=data.shown(root) if root else None, command=command)
     results.write_json(target, record)
     log.unlink()
     return record
@@ -379,6 +208,8 @@ def main(argv=None):
     """The command line: train the ladder's runs that are not recorded yet, one by one."""
     import keras
     from tqdm import tqdm
+
+    from . import ladder_stats
 
     parser = argparse.ArgumentParser(
         prog="python -m helpers.ladder",
@@ -422,7 +253,8 @@ def main(argv=None):
                   f"{r['val_accuracy']:.1%}, {r['images_per_s']:,.0f} pictures/s, "
                   f"{r['wall_s'] / 60:.1f} min")
     bar.close()
-    print(table(summary(load_runs(args.out))).to_string(index=False))
+    rows = ladder_stats.summary(load_runs(args.out))
+    print(ladder_stats.table(rows).to_string(index=False))
 
 
 if __name__ == "__main__":

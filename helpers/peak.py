@@ -6,10 +6,12 @@ published peaks, and the FLOPs a network needs per picture, counted from its lay
 """
 
 import math
+import re
 
 import keras
 from keras import ops
 
+from . import hardware
 from .published import GPU_DATASHEETS
 from .timing import first_and_median
 
@@ -27,10 +29,9 @@ def devices():
     """Device names Keras can place work on, e.g. ['cpu:0', 'gpu:0']."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
-        import tensorflow as tf
-
-        return [f"{d.device_type.lower()}:{i}" for kind in ("CPU", "GPU")
-                for i, d in enumerate(tf.config.list_logical_devices(kind))]
+        kinds = [d["type"].lower() for d in hardware.tensorflow_devices()
+                 if d["type"] in ("CPU", "GPU")]
+        return [f"{kind}:{kinds[:i].count(kind)}" for i, kind in enumerate(kinds)]
     if backend == "jax":
         import jax
 
@@ -63,9 +64,11 @@ def copy_bandwidth(megabytes=512, device="cpu:0", repeats=5):
 
 
 def published_peak(gpu_name, dtype="float32"):
-    """The vendor's dense peak in FLOP/s for a known GPU, else None."""
+    """The vendor's dense peak in FLOP/s for a known GPU, else None. The datasheet's name must
+    stand as a word of the reported one: "NVIDIA L40S" is not an L4, "RTX A1000" no A100."""
+    words = re.findall(r"[A-Za-z0-9]+", gpu_name or "")
     for fragment, peaks in GPU_PEAK_TFLOPS.items():
-        if fragment in (gpu_name or "") and dtype in peaks:
+        if fragment in words and dtype in peaks:
             return peaks[dtype] * 1e12
     return None
 

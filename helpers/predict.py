@@ -9,7 +9,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from . import config, data, images, models, training
+from . import config, data, images, ladder, training
 
 __all__ = ["PICTURES", "dog_probability", "grad_cam", "load_pictures", "model_path", "my_pictures",
            "trained_cats_dogs", "verdicts", "without_rescaling"]
@@ -31,12 +31,7 @@ def trained_cats_dogs():
     s = config.settings("cats_dogs")
     print(f"{data.shown(path)} is missing (run notebook 04 for it); "
           f"training the original net for {s.epochs} epochs instead.")
-    config.set_seed()
-    model = models.cats_dogs_net("0", seed=config.SEED)
-    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-    train = data.cats_dogs("train", 64, s.batch)
-    val = data.cats_dogs("validation", 64, s.batch)
-    training.fit(model, train, val, epochs=s.epochs, verbose=0)
+    model, _ = ladder.train("0", config.SEED, s)
     training.save_model(model, path)
     return model
 

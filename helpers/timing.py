@@ -14,7 +14,8 @@ import timeit
 
 import keras
 
-__all__ = ["StepTimer", "Throughput", "first_and_median", "step_stats", "time_steps"]
+__all__ = ["StepTimer", "Throughput", "first_and_median", "step_stats", "time_fit",
+           "time_steps"]
 
 
 def step_stats(seconds):
@@ -88,12 +89,29 @@ class Throughput(keras.callbacks.Callback):
         return self.epochs[-1]["images_per_s"] if self.epochs else None
 
 
-def time_steps(model, dataset, steps, batch_size):
-    """Train `steps` steps on `dataset` and return the median images/s (first step excluded)."""
-    timer = Throughput(batch_size)
-    model.fit(dataset.repeat(), steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False,
-              callbacks=[timer])
-    return timer.images_per_second
+def time_fit(model, data, batch_size, steps, warmup, everything=False):
+    """Step times (s) of `steps` timed training steps after `warmup` steps (`everything`:
+    of the warm-up steps too). `data` is (x, y) arrays (repeated over several epochs) or a
+    repeating dataset/PyDataset.
+    """
+    clock = Throughput(batch_size)
+    needed = warmup + steps
+    if isinstance(data, tuple):
+        per_epoch = len(data[0]) // batch_size
+        epochs = math.ceil(needed / (per_epoch - 1))
+        model.fit(*data, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0,
+                  callbacks=[clock])
+    else:
+        model.fit(data, steps_per_epoch=needed + 1, epochs=1, verbose=0, shuffle=False,
+                  callbacks=[clock])
+    intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]  # no start-up step
+    return intervals[:needed] if everything else intervals[warmup:needed]
+
+
+def time_steps(model, dataset, steps, batch_size, warmup=1):
+    """Median training images/s of `steps` steps on `dataset` after `warmup` steps (time_fit)."""
+    return batch_size / statistics.median(time_fit(model, dataset.repeat(), batch_size, steps,
+                                                   warmup))
 
 
 def first_and_median(call, repeats):

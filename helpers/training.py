@@ -11,7 +11,7 @@ import keras
 from . import config
 from .timing import Throughput
 
-__all__ = ["backup_dir", "fit", "save_model"]
+__all__ = ["backup_dir", "batch_size_of", "fit", "save_model"]
 
 
 def backup_dir(name):
@@ -21,13 +21,14 @@ def backup_dir(name):
 
 def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, callbacks=(),
         resume=True, verbose="auto"):
-    """`model.fit` plus a Throughput timer and, with a `name`, BackupAndRestore.
+    """`model.fit` plus a Throughput timer (which adds `images_per_s` and `epoch_s` to each
+    epoch's logs, so History and a CSVLogger keep them) and, with a `name`, BackupAndRestore.
 
     A training killed mid-way resumes from its last finished epoch when run again with the
     same name; the backup is removed once it completes. Returns (history, timer).
     """
-    batch_size = batch_size or _batch_size(train)
-    timer = Throughput(batch_size)
+    batch_size = batch_size or batch_size_of(train)
+    timer = Throughput(batch_size, to_logs=True)
     extra = [timer, *callbacks]
     if name and resume:
         # double_checkpoint keeps the previous epoch's files: a backup cut off mid-write
@@ -60,7 +61,7 @@ def save_model(model, path):
     return path
 
 
-def _batch_size(dataset):
+def batch_size_of(dataset):
     """The batch size of a batched tf.data dataset (from its first element's spec)."""
     spec = getattr(dataset, "element_spec", None)
     first = spec[0] if isinstance(spec, tuple) else spec

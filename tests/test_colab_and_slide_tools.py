@@ -8,7 +8,7 @@ import sys
 import types
 
 from helpers import config
-from tools import colab, slide_types
+from tools import CHECK_MARK, colab, slide_types
 
 import nbformat
 
@@ -90,12 +90,12 @@ def test_decks_do_not_show_the_nbval_marker(tmp_path):
 
     path = sorted((config.ROOT / "notebooks").glob("00_*.ipynb"))[0]
     nb = nbformat.read(path, as_version=4)
-    checked = next(c for c in nb.cells if export_slides.MARK in c.source)
+    checked = next(c for c in nb.cells if CHECK_MARK in c.source)
     export_slides.export(nb, tmp_path / "deck.html")
     deck = (tmp_path / "deck.html").read_text()
     assert "NBVAL_CHECK_OUTPUT" not in deck
     assert deck.count("jp-CodeCell") >= sum(c.cell_type == "code" for c in nb.cells) - 1
-    assert export_slides.MARK in checked.source  # the notebook itself keeps its marker
+    assert CHECK_MARK in checked.source  # the notebook itself keeps its marker
 
 
 def test_a_site_page_links_a_deck_only_when_the_deck_is_beside_the_site(tmp_path):

@@ -11,10 +11,14 @@ import numpy as np
 import pytest
 
 
-def test_tf_config_names_every_worker_and_this_one():
-    config = distributed.tf_config(["127.0.0.1:1111", "127.0.0.1:2222"], 1)
-    assert config == {"cluster": {"worker": ["127.0.0.1:1111", "127.0.0.1:2222"]},
-                      "task": {"type": "worker", "index": 1}}
+def test_tensorflow_reads_our_tf_config_as_the_cluster_and_this_workers_place(monkeypatch):
+    import tensorflow as tf
+
+    addresses = ["127.0.0.1:1111", "127.0.0.1:2222"]
+    monkeypatch.setenv("TF_CONFIG", json.dumps(distributed.tf_config(addresses, 1)))
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    assert resolver.cluster_spec().as_dict() == {"worker": addresses}
+    assert (resolver.task_type, resolver.task_id) == ("worker", 1)
 
 
 @pytest.mark.parametrize("addresses, index, message", [

@@ -137,3 +137,14 @@ def test_cats_dogs_step_0_matches_the_tutorial():
     assert model.input_shape == (None, 64, 64, 3) and model.output_shape == (None, 1)
     assert model.count_params() == 813_217
     assert isinstance(model.layers[0], keras.layers.Rescaling)
+
+
+def test_architecture_tells_every_two_ladder_steps_apart_and_one_network_written_twice_equal():
+    # the check behind every notebook's "same as the helper: True"
+    nets = {step: models.architecture(models.cats_dogs_net(step, seed=1)) for step in models.LADDER}
+    steps = list(nets)
+    for i, a in enumerate(steps):
+        for b in steps[i + 1:]:
+            assert nets[a] != nets[b], f"steps {a} and {b} look the same"
+    assert models.architecture(models.cats_dogs_net("2", seed=1)) == nets["2"]
+    assert models.architecture(models.cats_dogs_net("2", seed=1, dropout=0.4)) != nets["2"]

@@ -8,16 +8,16 @@ import copy
 import json
 import re
 
-from tools import colab, notebooks
+from tools import CHECK_MARK as MARK
+from tools import colab, notebooks, slide_types
 
 import pytest
 
 NOTEBOOKS = notebooks()
-MARK = "# NBVAL_CHECK_OUTPUT"
 MAX_LINES = 15  # lines per code cell, blank lines and comments included
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
-NOTES = "**Instructor notes:**"
+NOTES = slide_types.NOTES
 MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
 # Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
 MACHINE_PATH = re.compile(

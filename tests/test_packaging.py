@@ -29,6 +29,25 @@ def test_course_stack_is_pinned():
         assert needed in names, needed
 
 
+def locked():
+    """{package: version} of requirements.lock, names normalised as pip does."""
+    text = (ROOT / "requirements.lock").read_text()
+    pins = re.findall(r"^([A-Za-z0-9_.\-]+)==([^ \\\n]+)", text, re.M)
+    return {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in pins}
+
+
+def test_the_lock_holds_every_pin_of_requirements_txt_at_its_version_with_hashes():
+    lock, text = locked(), (ROOT / "requirements.lock").read_text()
+    for line in requirements():
+        name, version = line.split("==")
+        name = re.sub(r"[-_.]+", "-", name.split("[")[0]).lower()
+        assert lock.get(name) == version, f"{name}: requirements.txt {version}, lock " \
+            f"{lock.get(name)}; run `make lock` after changing requirements.txt"
+    blocks = re.split(r"\n(?=[A-Za-z0-9])", text.split("\n", 2)[2])
+    assert all("--hash=sha256:" in block for block in blocks if "==" in block)
+    assert len(lock) > 100  # the whole environment, not only the direct pins
+
+
 def test_environment_yml_installs_requirements_txt():
     text = (ROOT / "environment.yml").read_text()
     pip_section = text.split("- pip:")[1]

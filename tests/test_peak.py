@@ -1,6 +1,7 @@
 """helpers.peak: FLOPs per picture (two methods), the measured peak, published peaks."""
 
 from helpers import bench, models, peak
+from helpers.published import GPU_DATASHEETS
 
 import keras
 import pytest
@@ -68,11 +69,15 @@ def test_survey_covers_every_device_and_size():
         assert sizes == [64, 128] and all(g > 0 for g in gflops)
 
 
-def test_published_peaks():
-    assert peak.published_peak("NVIDIA H200") == 67e12
-    assert peak.published_peak("NVIDIA H200", "bfloat16") == 989e12
-    assert peak.published_peak("Tesla T4", "bfloat16") is None
-    assert peak.published_peak(None) is None
+@pytest.mark.parametrize("reported, sheet", [
+    ("Tesla V100-SXM2-16GB", "V100"), ("NVIDIA A100-SXM4-40GB", "A100"), ("NVIDIA H200", "H200"),
+    ("NVIDIA H100 80GB HBM3", "H100"), ("Tesla T4", "T4"), ("NVIDIA L4", "L4"),
+    ("NVIDIA L40S", None), ("NVIDIA RTX A1000", None), ("NVIDIA GeForce RTX 4090", None),
+    (None, None)])
+def test_a_gpu_gets_the_peak_of_its_own_datasheet_and_of_no_other(reported, sheet):
+    # names as nvidia-smi and TensorFlow report them; an L40S is not an L4, an A1000 no A100
+    expected = GPU_DATASHEETS[sheet]["tflops"]["float32"] * 1e12 if sheet else None
+    assert peak.published_peak(reported) == expected
 
 
 def test_tf32_is_listed_only_for_ampere_and_newer():

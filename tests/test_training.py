@@ -128,7 +128,8 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
         model.compile("adam", "sparse_categorical_crossentropy", metrics=["accuracy"])
         history, _ = training.fit(model, data.mnist("train"), data.mnist("validation"),
                                   epochs=2, verbose=0)
-        results.append(history.history)
+        timing = ("images_per_s", "epoch_s")  # clock readings differ run to run
+        results.append({k: v for k, v in history.history.items() if k not in timing})
     print(json.dumps(results))
 """)
 

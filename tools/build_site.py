@@ -17,13 +17,12 @@ import subprocess
 import sys
 import time
 
-from tools import BUILD, ROOT, colab, export_slides, notebook_parser, notebooks, run_course
+from tools import ROOT, colab, export_slides, is_plumbing, notebook_parser, notebooks
 
 import nbformat
 
 # the repository slug and branch of pyproject.toml's [tool.course], as the badges have them
 COLAB = f"https://colab.research.google.com/github/{colab.REPO}/blob/{colab.BRANCH}/notebooks/"
-PLUMBING = (colab.BADGE_TAG, colab.SETUP_TAG)
 CONF = '''project = "Deep learning and GPUs"
 author = "the course authors"
 extensions = ["myst_nb"]
@@ -38,16 +37,6 @@ mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"  # node_modules
 myst_enable_extensions = ["dollarmath"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 '''
-
-
-def executed(path, profile):
-    """The notebook's last run in build/ (as the decks use it), else executed now and kept."""
-    nb, _ = export_slides.last_run(path)
-    if nb is None:
-        print(f"{path.name}: no executed copy in {BUILD}; running it in {profile}", flush=True)
-        nb = run_course.execute(path, profile)
-        nbformat.write(nb, BUILD / path.name)
-    return nb
 
 
 def links(path, decks):
@@ -65,7 +54,7 @@ def links(path, decks):
 def page(nb, path, decks):
     """The notebook as the site shows it: the Colab plumbing replaced by a line of links."""
     nb = export_slides.without_marks(nbformat.from_dict(json.loads(json.dumps(nb))))
-    nb.cells = [c for c in nb.cells if not set(c.metadata.get("tags", [])) & set(PLUMBING)]
+    nb.cells = [c for c in nb.cells if not is_plumbing(c)]
     header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
     nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path, decks)))
     nb.metadata.pop("widgets", None)  # no widget state: it would load require.js from a CDN
@@ -93,10 +82,10 @@ def quick_start():
 
 def recorded_tables():
     """The recorded 25-epoch ladder and every recorded benchmark run, as HTML tables."""
-    from helpers import ladder, results
+    from helpers import ladder, ladder_stats, results
 
     runs, records = ladder.load_runs(ladder.RECORDED), results.load()
-    shown = ladder.table(ladder.summary(runs), "recorded") if runs else None
+    shown = ladder_stats.table(ladder_stats.summary(runs), "recorded") if runs else None
     return (shown.to_html(index=False, border=0) if runs else "No ladder is recorded yet.",
             results.table(records).to_html(index=False, border=0) if records
             else "No benchmark run is recorded yet.")
@@ -184,7 +173,8 @@ def build(pages, out):
 def main(argv=None):
     args = notebook_parser(__doc__.splitlines()[0], "site").parse_args(argv)
     paths = notebooks(args.only)
-    seconds = build({path: executed(path, args.profile) for path in paths}, args.out)
+    seconds = build({path: export_slides.last_run_or_execute(path, args.profile)[0]
+                     for path in paths}, args.out)
     print(f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
           f"open {args.out / 'index.html'}")
     return 0

@@ -13,13 +13,12 @@ import re
 import sys
 import tomllib
 
-from tools import ROOT, notebooks
+from tools import BADGE_TAG, ROOT, SETUP_TAG, notebooks
 
 import nbformat
 
 COURSE = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
 REPO, BRANCH = COURSE["repository"], COURSE["branch"]
-BADGE_TAG, SETUP_TAG = "colab-badge", "colab-setup"
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 # Packages of requirements.txt that Colab does not have; their pins come from that file.
 COLAB_LACKS = ("gputil",)

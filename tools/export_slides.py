@@ -15,7 +15,7 @@ import json
 import shutil
 import sys
 
-from tools import BUILD, ROOT, notebook_parser, notebooks, run_course
+from tools import BUILD, CHECK_MARK, ROOT, notebook_parser, notebooks, run_course
 
 import nbformat
 from nbconvert import SlidesExporter
@@ -82,7 +82,16 @@ def last_run(path):
     return (nb, run["profile"]) if run["status"] == "ok" else (None, None)
 
 
-MARK = "# NBVAL_CHECK_OUTPUT"
+def last_run_or_execute(path, profile):
+    """(the notebook's last run in build/, its profile), else executed now in `profile` and
+    kept in build/ for the next tool."""
+    nb, made_in = last_run(path)
+    if nb is None:
+        print(f"{path.name}: no executed copy in {BUILD}; running it in {profile}", flush=True)
+        nb, made_in = run_course.execute(path, profile), profile
+        BUILD.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, BUILD / path.name)
+    return nb, made_in
 
 
 def without_marks(nb):
@@ -90,9 +99,9 @@ def without_marks(nb):
     detail, not something a slide should show)."""
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
-        if cell.cell_type == "code" and MARK in cell.source:
+        if cell.cell_type == "code" and CHECK_MARK in cell.source:
             lines = cell.source.splitlines()
-            cell.source = "\n".join(line for line in lines if line.strip() != MARK)
+            cell.source = "\n".join(line for line in lines if line.strip() != CHECK_MARK)
     return nb
 
 
@@ -115,9 +124,7 @@ def export(nb, deck):
 def make_deck(path, profile, out, nb=None):
     """Export notebook `path` (`nb` when given, else its last run, else executed now in
     `profile`) into the folder `out`."""
-    nb, made_in = (nb, profile) if nb is not None else last_run(path)
-    if nb is None:
-        nb, made_in = run_course.execute(path, profile), profile
+    nb, made_in = (nb, profile) if nb is not None else last_run_or_execute(path, profile)
     deck = f"{path.stem}.slides.html"
     export(nb, out / deck)
     return {"name": path.stem, "title": title(nb), "deck": deck, "profile": made_in,

@@ -10,12 +10,10 @@ a changed fact that nbval will hold every later run to.
 import argparse
 import sys
 
-from tools import notebooks
+from tools import CHECK_MARK, notebooks
 from tools.run_course import execute
 
 import nbformat
-
-MARK = "# NBVAL_CHECK_OUTPUT"
 
 
 def keep_checked_outputs(nb):
@@ -23,7 +21,7 @@ def keep_checked_outputs(nb):
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        if MARK not in cell.source:
+        if CHECK_MARK not in cell.source:
             cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
     return nb
@@ -36,7 +34,7 @@ def main():
     for path in notebooks(args.only):
         nb = keep_checked_outputs(execute(path, "smoke"))
         nbformat.write(nb, path)
-        checked = sum(MARK in c.source for c in nb.cells if c.cell_type == "code")
+        checked = sum(CHECK_MARK in c.source for c in nb.cells if c.cell_type == "code")
         print(f"{path.name}: {checked} checked cells refreshed")
     return 0
 

@@ -16,12 +16,11 @@ an earlier run) keep it unless --reset. The rules, first match wins:
 
 import sys
 
-from tools import notebooks
+from tools import is_plumbing, notebooks
 
 import nbformat
 
 NOTES = "**Instructor notes:**"
-PLUMBING_TAGS = ("colab-badge", "colab-setup")
 
 
 def slide_type(cells, i, first_code):
@@ -29,7 +28,7 @@ def slide_type(cells, i, first_code):
     cell = cells[i]
     text = cell.source.lstrip()
     previous = cells[i - 1].source.strip() if i else ""
-    if set(cell.metadata.get("tags", [])) & set(PLUMBING_TAGS):
+    if is_plumbing(cell):
         return "skip"
     lead_in = i + 1 == first_code and cell.cell_type == "markdown" and not text.startswith("# ")
     if i == first_code or lead_in:
@@ -51,7 +50,7 @@ def apply(path, reset=False):
     nb = nbformat.read(path, as_version=4)
     before = nbformat.writes(nb)
     cells = nb.cells
-    plumbing = [set(c.metadata.get("tags", [])) & set(PLUMBING_TAGS) for c in cells]
+    plumbing = [is_plumbing(c) for c in cells]
     first_code = next((i for i, c in enumerate(cells)
                        if c.cell_type == "code" and not plumbing[i]), None)
     for i, cell in enumerate(cells):

@@ -1,12 +1,10 @@
-"""helpers.pipelines: the Keras 2 style PyDataset, its augmentation (measured on pictures,
-in Keras 2's units: shear in degrees, height and width zoomed apart, half mirrored) and the
-profile reader."""
+"""helpers.keras2_loader: the Keras 2 style PyDataset and its augmentation (measured on
+pictures, in Keras 2's units: shear in degrees, height and width zoomed apart, half mirrored)."""
 
 import math
 
-from helpers import bench, data, models, pipelines
+from helpers import data, keras2_loader, models
 
-import keras
 import numpy as np
 import pytest
 from PIL import Image
@@ -30,7 +28,7 @@ def drawn(tmp_path, picture, draws=200):
     """`draws` pictures as PillowBatches augments `picture` (saved as a PNG), one per batch."""
     path = tmp_path / "picture.png"
     Image.fromarray(picture.astype("uint8")).save(path)
-    loader = pipelines.PillowBatches([str(path)], [0], picture.shape[0], 1, repeat=draws)
+    loader = keras2_loader.PillowBatches([str(path)], [0], picture.shape[0], 1, repeat=draws)
     return [loader[i][0][0] for i in range(draws)]
 
 
@@ -38,11 +36,11 @@ def test_a_shear_of_0_2_degrees_moves_a_corner_by_0_35_percent_of_the_width():
     lines = np.zeros((SIZE, SIZE, 3), "float32")
     lines[SIZE // 2] = 255
     expected = math.sin(math.radians(0.2))  # 0.0035: Keras 2 read shear_range in degrees
-    assert tilt(pipelines.keras2_transform(lines, shear_degrees=0.2)) == pytest.approx(
+    assert tilt(keras2_loader.keras2_transform(lines, shear_degrees=0.2)) == pytest.approx(
         expected, rel=0.05)
-    assert tilt(pipelines.keras2_transform(lines, shear_degrees=-0.2)) == pytest.approx(
+    assert tilt(keras2_loader.keras2_transform(lines, shear_degrees=-0.2)) == pytest.approx(
         -expected, rel=0.05)
-    assert tilt(pipelines.keras2_transform(lines)) == pytest.approx(0, abs=1e-6)
+    assert tilt(keras2_loader.keras2_transform(lines)) == pytest.approx(0, abs=1e-6)
 
 
 def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
@@ -73,25 +71,11 @@ def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
 
 def test_pillow_batches_are_real_augmented_pictures():
     paths, labels, _ = data.cats_dogs_files("train", limit=8)
-    plain = pipelines.PillowBatches(paths, labels, 64, 4, augment=False)
-    augmented = pipelines.PillowBatches(paths, labels, 64, 4, augment=True, repeat=3)
+    plain = keras2_loader.PillowBatches(paths, labels, 64, 4, augment=False)
+    augmented = keras2_loader.PillowBatches(paths, labels, 64, 4, augment=True, repeat=3)
     x, y = plain[0]
     assert x.shape == (4, 64, 64, 3) and x.dtype == np.float32 and 0 <= x.min() < x.max() <= 255
     assert len(plain) == 2 and len(augmented) == 6
     assert not np.array_equal(augmented[0][0], x) and np.array_equal(augmented[0][1], y)
     with pytest.raises(ValueError, match="batch_size"):
-        pipelines.PillowBatches(paths, labels, 64, 100)
-
-
-def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
-    paths, labels, _ = data.cats_dogs_files("train", limit=16)
-    model = bench.build("cats_dogs_original")
-    board = keras.callbacks.TensorBoard(str(tmp_path), profile_batch=(2, 3))
-    model.fit(data.image_pipeline(paths, labels, 64, 4, repeat=True), steps_per_epoch=4,
-              epochs=1, verbose=0, shuffle=False, callbacks=[board])
-    summary = pipelines.read_profile(tmp_path)
-    assert summary["steps"] == 2 and summary["step_ms"] > 0
-    assert 0 <= summary["waiting_share"] <= 1 and "Conv2D" in " ".join(summary["top_ops_ms"])
-    assert 0 < summary["input_busy_ms"] and 0 < summary["compute_busy_ms"]
-    with pytest.raises(FileNotFoundError, match="profile_batch"):
-        pipelines.read_profile(tmp_path / "empty")
+        keras2_loader.PillowBatches(paths, labels, 64, 100)

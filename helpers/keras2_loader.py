@@ -1,4 +1,4 @@
-"""Input pipelines for the cat/dog pictures, from the Keras 2 way to tf.data (notebook 07).
+"""The Keras 2 way of feeding cat/dog pictures, in Keras 3 (notebook 07).
 
 PillowBatches   the Keras 2 generator style (`flow_from_directory` + `fit_generator(workers=)`)
                 as a keras.utils.PyDataset: each batch is read, decoded, resized and augmented
@@ -7,13 +7,9 @@ PillowBatches   the Keras 2 generator style (`flow_from_directory` + `fit_genera
                 helpers.data.image_pipeline.)
 keras2_transform  what Keras 2's ImageDataGenerator did to one picture: a shear by an angle
                 in degrees, its own zoom for height and width, edges repeated, a mirror.
-read_profile    what a TensorBoard profile says about a training run: step time, time spent
-                waiting for the next batch, and the busiest operations.
 """
 
-import collections
 import math
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -21,7 +17,7 @@ from PIL import Image
 
 from . import config, models
 
-__all__ = ["PillowBatches", "keras2_transform", "read_profile"]
+__all__ = ["PillowBatches", "keras2_transform"]
 
 
 def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
@@ -85,53 +81,3 @@ class PillowBatches(keras.utils.PyDataset):
         shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)  # Keras 2: degrees
         zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)  # height, width
         return keras2_transform(image, shear, zoom, flip=rng.random() < 0.5)
-
-
-def _busy_ms(spans):
-    """Wall time covered by at least one of `spans` (start, stop in ps), in milliseconds."""
-    busy, end = 0, None
-    for start, stop in sorted(spans):
-        if end is None or start > end:
-            busy, end = busy + stop - start, stop
-        elif stop > end:
-            busy, end = busy + stop - end, stop
-    return busy / 1e9
-
-
-def read_profile(logdir):
-    """Summarise the newest TensorFlow profile under `logdir` (what TensorBoard's Profile tab
-    shows), in milliseconds: the profiled steps and their time; the part the step waited for
-    its next batch (IteratorGetNext); how long the input pipeline (tf.data's threads, which
-    also run a PyDataset) and the network's operations were at work; the longest operations."""
-    from tensorflow.tsl.profiler.protobuf import xplane_pb2
-
-    found = sorted(Path(logdir).glob("**/plugins/profile/*/*.xplane.pb"))
-    if not found:
-        raise FileNotFoundError(f"No profile under {logdir}: train with keras.callbacks."
-                                "TensorBoard(log_dir, profile_batch=(first, last)) first.")
-    space = xplane_pb2.XSpace()
-    space.ParseFromString(found[-1].read_bytes())
-    host = next(p for p in space.planes if p.name.startswith("/host:CPU"))
-    names = {key: meta.name for key, meta in host.event_metadata.items()}
-    steps, step_ms, wait_ms, ops = 0, 0.0, 0.0, collections.Counter()
-    spans = {"input": [], "compute": []}
-    for line in host.lines:
-        kind = "input" if line.name.startswith("tf_data") else (
-            "compute" if line.name.startswith("tf_Compute") else None)
-        for event in line.events:
-            if kind:
-                start = line.timestamp_ns * 1000 + event.offset_ps
-                spans[kind].append((start, start + event.duration_ps))
-            name, ms = names.get(event.metadata_id, "?"), event.duration_ps / 1e9
-            if line.name == "python" and name == "multi_step_on_iterator":
-                steps, step_ms = steps + 1, step_ms + ms
-            elif name == "IteratorGetNextOp::DoCompute":
-                wait_ms += ms
-            elif kind == "compute" and ":" in name and "::" not in name:
-                ops[name.rsplit(":", 1)[-1]] += ms  # "scope/op:OpType" -> OpType
-    return {"file": str(found[-1]), "steps": steps, "step_ms": step_ms,
-            "waiting_for_input_ms": wait_ms,
-            "waiting_share": wait_ms / step_ms if step_ms else math.nan,
-            "input_busy_ms": _busy_ms(spans["input"]),
-            "compute_busy_ms": _busy_ms(spans["compute"]),
-            "top_ops_ms": dict(ops.most_common(8))}

@@ -1,0 +1,88 @@
+"""Every notebook executed once per test run, for the whole test session.
+
+It lives at the course's root because its hooks must see nbval's items in notebooks/ as well as
+the slide and site tests in tests/ (a conftest.py applies to the folder it is in)."""
+
+import contextlib
+import copy
+import os
+
+import nbformat
+import pytest
+
+# `make test` runs notebooks/ first: nbval executes each notebook in a kernel of its own, with an
+# empty build folder of its own (as on a fresh clone, so each notebook runs alone), and compares
+# its checked cells. The cells' outputs are collected here into an executed copy that the slide
+# and site tests read, so no notebook is executed twice in one run.
+
+EXECUTED = {}  # notebook file name -> {"nb": executed copy, "cells": cells run, "error": str}
+
+
+def _is_notebook_cell(item):
+    return type(item).__name__ == "IPyNbCell"  # nbval's test item: one code cell
+
+
+@contextlib.contextmanager
+def fresh_kernel_env(build):
+    """The environment a kernel starts with: its own build folder and Jupyter's inline figures
+    (the tests' Agg backend would keep figures out of the executed copies)."""
+    saved = {key: os.environ.get(key) for key in ("COURSE_BUILD", "MPLBACKEND")}
+    os.environ["COURSE_BUILD"] = str(build)
+    os.environ.pop("MPLBACKEND", None)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if not (_is_notebook_cell(item) and item.cell_num == 0):  # nbval starts the kernel here
+        yield
+        return
+    build = item.config._tmp_path_factory.mktemp(f"build-{item.path.stem[:2]}")
+    with fresh_kernel_env(build):
+        yield
+
+
+def pytest_runtest_makereport(item, call):
+    if not _is_notebook_cell(item) or call.when != "call":
+        return
+    run = EXECUTED.setdefault(item.path.name, {"nb": copy.deepcopy(item.parent.nb),
+                                               "cells": 0, "error": None})
+    cell = [c for c in run["nb"].cells if c.cell_type == "code"][item.cell_num]
+    cell.outputs, cell.execution_count = list(item.test_outputs or []), item.cell_num + 1
+    run["cells"] += 1
+    message = str(call.excinfo.value) if call.excinfo else ""
+    if message and "outputs differ" not in message and not run["error"]:
+        run["error"] = f"cell {item.cell_num}: {message[-1500:]}"
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """`executed(path)`: the notebook as it ran in this test run: nbval's run when it ran every
+    cell, else executed now in `smoke` on an empty build folder. A notebook that failed fails
+    each test that asks for it, with its error, without running again."""
+    from tools import run_course
+
+    def run(path):
+        done = EXECUTED.get(path.name)
+        code_cells = sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
+        if done is None or (done["cells"] < code_cells and not done["error"]):
+            build = tmp_path_factory.mktemp(f"build-{path.stem[:2]}")
+            try:
+                with fresh_kernel_env(build):
+                    done = {"nb": run_course.execute(path, "smoke"), "error": None}
+            except Exception as e:
+                done = {"error": f"{type(e).__name__}: {str(e)[-1500:]}"}
+            done["cells"] = code_cells
+            EXECUTED[path.name] = done
+        if done["error"]:
+            pytest.fail(f"{path.name} could not be executed: {done['error']}")
+        return done["nb"]
+
+    return run
