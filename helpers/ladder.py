@@ -50,10 +50,14 @@ RECORDED_LONG = config.RESULTS_DIR / "cats_dogs_ladder_long"
 
 
 def build(step, seed=None):
-    """The model of one step: a LADDER step of models.cats_dogs_net, or 'transfer'."""
+    """The model of one step: a LADDER step of models.cats_dogs_net, or 'transfer'. Under a
+    mixed-precision policy the sigmoid output stays in float32 (notebook 09 shows why)."""
     if step == "transfer":
         return models.cats_dogs_transfer(seed=seed)
-    return models.cats_dogs_net(step, seed=seed)
+    import keras
+
+    mixed = keras.config.dtype_policy().name.startswith("mixed")
+    return models.cats_dogs_net(step, seed=seed, output_dtype="float32" if mixed else None)
 
 
 def describe(model):
@@ -221,8 +225,16 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N per step")
     parser.add_argument("--epochs", type=int, default=25)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--dtype", default="float32",
+                        choices=["float32", "mixed_bfloat16", "mixed_float16"],
+                        help="Keras dtype policy (notebook 09); record each in its own --out")
     parser.add_argument("--out", required=True, help="folder for the run records")
     args = parser.parse_args(argv)
+    other = {r.get("dtype", "float32") for r in load_runs(args.out)} - {args.dtype}
+    if other:
+        parser.error(f"{args.out} holds runs in {', '.join(sorted(other))}: record --dtype "
+                     f"{args.dtype} in a folder of its own")
+    keras.config.set_dtype_policy(args.dtype)
     if args.seeds < 1 or args.epochs < 1 or args.batch < 1:
         parser.error("--seeds, --epochs and --batch must be 1 or more")
     if args.data and not Path(args.data).is_dir():

@@ -296,3 +296,22 @@ def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
     ax = fig.axes[0]
     assert len(ax.lines) == 2 * 2 + 1 + 1  # two curves per run, the blog's 90 %, the mark
     assert ax.lines[0].get_ydata()[-1] == pytest.approx(84.0)
+
+
+def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32(tmp_path,
+                                                                                capsys):
+    from test_data import tutorial_folder
+
+    root = tutorial_folder(tmp_path / "cd", train=8, test=4)
+    out = tmp_path / "bf16"
+    common = ["--data", str(root), "--steps", "2", "--seeds", "1", "--epochs", "1",
+              "--batch", "8", "--out", str(out)]
+    try:
+        ladder.main([*common, "--dtype", "mixed_bfloat16"])
+        [run] = ladder.load_runs(out)
+        assert run["dtype"] == "mixed_bfloat16" and 0 <= run["val_accuracy"] <= 1
+        with pytest.raises(SystemExit):
+            ladder.main([*common, "--dtype", "float32", "--seeds", "2"])
+        assert "holds runs in mixed_bfloat16" in capsys.readouterr().err
+    finally:
+        keras.config.set_dtype_policy("float32")
