@@ -3,7 +3,8 @@
 The site is built once from every notebook as it ran in this test session (nbval's run, shared
 with the slide tests: tests/conftest.py), then checked as a learner would use it: every page loads
 with no console error and nothing requested from the web, search finds a notebook's word,
-every figure is drawn, and the links between pages lead to pages that exist.
+every figure is drawn, the links between pages lead to pages that exist, instructor notes stay
+closed until opened, and tables (the home page's course map among them) fit a 1280-pixel window.
 """
 
 import json
@@ -13,6 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from tools import build_site, notebooks
+from tools.slide_types import NOTES
 
 import browser as chromium
 import pytest
@@ -95,6 +97,46 @@ def test_links_between_pages_lead_somewhere(site, browser):
     visit(browser, (site / "index.html").as_uri())
     browser.find_element("link text", "Mixed precision").click()
     assert "Mixed precision" in browser.title
+
+
+def notes_in(path):
+    cells = json.loads(path.read_text())["cells"]
+    return sum(c["cell_type"] == "markdown" and "".join(c["source"]).startswith(NOTES)
+               for c in cells)
+
+
+def test_instructor_notes_are_closed_until_opened(site, browser):
+    for path in NOTEBOOKS:
+        visit(browser, (site / f"{path.stem}.html").as_uri())
+        notes = browser.find_elements("css selector", "details.instructor-notes")
+        assert len(notes) == notes_in(path), f"{path.stem}: not every instructor note is collapsed"
+        bodies = [note.find_element("css selector", "p") for note in notes]
+        assert not any(body.is_displayed() for body in bodies), f"{path.stem}: a note is open"
+        summary = notes[0].find_element("tag name", "summary")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", summary)
+        summary.click()
+        assert bodies[0].is_displayed() and bodies[0].text, f"{path.stem}: a note does not open"
+
+
+def test_tables_fit_a_1280_pixel_window(site, browser):
+    """The course map and recorded results on the home page, and the tables a notebook's text
+    holds, wrap inside the text column: no part of them is cut off or needs scrolling."""
+    browser.set_window_size(1280, 900)
+    for page in pages(site):
+        visit(browser, page.as_uri())
+        tables = browser.execute_script("""
+            const width = document.documentElement.clientWidth;
+            return [...document.querySelectorAll('.bd-article table')]
+                .filter(t => !t.closest('.cell_output'))  // a cell's output may scroll
+                .map(t => ({section: t.closest('section').id, width,
+                            right: t.getBoundingClientRect().right,
+                            hidden: t.parentElement.scrollWidth - t.parentElement.clientWidth
+                }));""")
+        if page.name == "index.html":
+            assert "course-map" in [t["section"] for t in tables], "no course map on the home page"
+        for table in tables:
+            assert table["right"] <= table["width"], f"{page.name}: {table} runs past the window"
+            assert table["hidden"] <= 1, f"{page.name}: {table} is cut off"
 
 
 def test_the_check_sees_a_request_to_the_web(tmp_path, browser):

@@ -7,6 +7,8 @@ Sphinx with myst-nb renders every executed notebook (outputs and figures include
 executed again) with sphinx-book-theme: a sidebar in teaching order, a table of contents per
 page, full-text search. Each page links its slide deck, Colab and the notebook file. The home
 page has the course map, how to run the course, and the recorded results in results/.
+Instructor notes are collapsed on the pages (the decks keep them as speaker notes), and wide
+tables wrap instead of being cut off (tools/templates/site.css).
 Everything the pages load is copied next to them: nothing comes from the web.
 """
 
@@ -18,6 +20,7 @@ import sys
 import time
 
 from tools import ROOT, colab, export_slides, is_plumbing, notebook_parser, notebooks
+from tools.slide_types import NOTES
 
 import nbformat
 
@@ -30,8 +33,11 @@ nb_execution_mode = "off"  # the notebooks were executed by tools/run_course.py
 html_theme = "sphinx_book_theme"
 html_title = "Deep learning and GPUs"
 html_static_path = ["_static"]
+html_css_files = ["site.css"]  # tools/templates/site.css: wide tables fit, notes look like notes
 html_context = {"default_mode": "auto"}  # unset, the theme logs an error on every page
 html_theme_options = {"home_page_in_toc": True, "show_toc_level": 2,
+                      # no right-hand contents on the home page: its wide tables get the room
+                      "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
                       "use_download_button": False, "use_fullscreen_button": False}
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"  # node_modules: no CDN
 myst_enable_extensions = ["dollarmath"]
@@ -51,10 +57,23 @@ def links(path, decks):
     return " · ".join(found)
 
 
+def collapsed(notes):
+    """Instructor notes (markdown starting with NOTES) as a closed <details> block: a learner
+    reading the page sees one line, an instructor opens it."""
+    body = notes[len(NOTES):].strip()
+    body = body[:1].upper() + body[1:]  # "**Instructor notes:** the header..." -> "The header..."
+    return (f'<details class="instructor-notes">\n<summary>Instructor notes</summary>\n\n'
+            f"{body}\n\n</details>")
+
+
 def page(nb, path, decks):
-    """The notebook as the site shows it: the Colab plumbing replaced by a line of links."""
+    """The notebook as the site shows it: the Colab plumbing replaced by a line of links,
+    the instructor notes collapsed."""
     nb = export_slides.without_marks(nbformat.from_dict(json.loads(json.dumps(nb))))
     nb.cells = [c for c in nb.cells if not is_plumbing(c)]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith(NOTES):
+            cell.source = collapsed(cell.source)
     header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
     nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path, decks)))
     nb.metadata.pop("widgets", None)  # no widget state: it would load require.js from a CDN
@@ -138,7 +157,8 @@ def write_sources(pages, src):
     shutil.rmtree(src, ignore_errors=True)
     (src / "_static").mkdir(parents=True)
     (src / "conf.py").write_text(CONF)
-    shutil.copy2(ROOT / "tools" / "templates" / "colab-badge.svg", src / "_static")
+    for name in ("colab-badge.svg", "site.css"):
+        shutil.copy2(ROOT / "tools" / "templates" / name, src / "_static")
     mathjax = ROOT / "node_modules" / "mathjax"
     if not mathjax.is_dir():
         raise SystemExit("node_modules/mathjax is missing: run `npm ci` (make site does).")
