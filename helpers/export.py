@@ -10,6 +10,7 @@ The TFLite files run with LiteRT (`ai-edge-litert`, the interpreter TensorFlow's
 """
 
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +19,8 @@ from . import config
 from .timing import first_and_median
 
 __all__ = ["CAT_CLASSES", "VARIANTS", "accuracy", "export_all", "folder", "imagenet_labels",
-           "interpreter_class", "latency", "load", "saved_model", "size_bytes", "TFLiteModel",
-           "top5"]
+           "interpreter_class", "keras_exports_litert", "latency", "load", "saved_model",
+           "size_bytes", "TFLiteModel", "tflite_route", "top5", "ZOO", "zoo_classifiers"]
 
 VARIANTS = {
     "keras": "the .keras file (architecture + weights), loaded back in safe mode",
@@ -77,8 +78,46 @@ def export_all(model, out, calibration):
     }
     for variant, kwargs in options.items():
         paths[variant] = out / f"{variant}.tflite"
-        model.export(str(paths[variant]), format="litert", verbose=False, **kwargs)
+        if keras_exports_litert():
+            model.export(str(paths[variant]), format="litert", verbose=False, **kwargs)
+        else:
+            paths[variant].write_bytes(_convert(paths["saved_model"], kwargs))
     return paths
+
+
+def keras_exports_litert():
+    """True where `model.export(format="litert")` exists (Keras 3.13 and later)."""
+    import keras
+
+    return tuple(int(n) for n in keras.version().split(".")[:2]) >= (3, 13)
+
+
+def tflite_route():
+    """What `export_all` calls for the TFLite files with this Keras, in words (notebook 11)."""
+    import keras
+
+    if keras_exports_litert():
+        return f'model.export(format="litert") (Keras {keras.version()})'
+    return (f"tf.lite.TFLiteConverter.from_saved_model on the SavedModel (Keras "
+            f'{keras.version()} has no format="litert"; Keras 3.13 added it)')
+
+
+def _convert(saved_model_path, options):
+    """TensorFlow's converter on a SavedModel with `model.export(format="litert")`'s options,
+    as Keras 3.13+ does inside that export: older Keras lacks it (Colab's 3.10)."""
+    import tensorflow as tf
+
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_path))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS,
+                                           tf.lite.OpsSet.SELECT_TF_OPS]
+    converter.experimental_enable_resource_variables = True
+    for key, value in options.items():
+        if key == "target_spec":
+            for spec_key, spec_value in value.items():
+                setattr(converter.target_spec, spec_key, spec_value)
+        else:
+            setattr(converter, key, value)
+    return converter.convert()
 
 
 def saved_model(model, path):
@@ -129,6 +168,9 @@ def interpreter_class():
         return tf.lite.Interpreter, "tf.lite.Interpreter"
 
 
+_told = []  # the notice on TensorFlow's interpreter, printed once per process
+
+
 class TFLiteModel:
     """A .tflite file behind a NumPy `predict`, quantizing inputs and outputs where needed."""
 
@@ -137,11 +179,28 @@ class TFLiteModel:
         if not path.is_file():
             raise FileNotFoundError(f"{path} does not exist: export the model first.")
         interpreter, self.runtime = interpreter_class()
-        self.interpreter = interpreter(model_path=str(path), num_threads=threads)
+        with warnings.catch_warnings():  # TensorFlow's warns at every build: said once below
+            warnings.filterwarnings("ignore", r"\s*Warning: tf\.lite\.Interpreter is deprecated")
+            self.interpreter = interpreter(model_path=str(path), num_threads=threads)
+        if self.runtime == "tf.lite.Interpreter" and not _told:
+            _told.append(self.runtime)
+            print("Notice: LiteRT (ai-edge-litert) is not installed, so TensorFlow's deprecated "
+                  "tf.lite.Interpreter runs the .tflite files; `pip install ai-edge-litert` "
+                  "replaces it.")
         self.interpreter.allocate_tensors()
         self.input = self.interpreter.get_input_details()[0]
         self.output = self.interpreter.get_output_details()[0]
         self.path, self._batch = path, int(self.input["shape"][0])
+        self._first_batch = self._batch
+
+    def __del__(self):
+        # TensorFlow 2.19's interpreter (Colab's, without LiteRT) crashes the process when it
+        # frees a dynamic-range model last run at batch 4 or more; back at its first batch it
+        # frees cleanly (tests/test_export.py checks it in a process of its own).
+        try:
+            self._resize(self._first_batch)
+        except Exception:  # half-built (a missing file) or already torn down at exit
+            pass
 
     @property
     def input_dtype(self):
@@ -200,6 +259,38 @@ def accuracy(predict, images, labels, batch=1):
 # The domestic-cat classes of ImageNet, as the labels file names them.
 CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Siamese",
                "Egyptian cat")
+
+
+# Four larger uint8 ImageNet classifiers from the repository the embedded MobileNet v1 0.25 comes
+# from (Google's Coral test data, Apache-2.0), pinned to one commit and to each file's sha256.
+ZOO_URL = ("https://raw.githubusercontent.com/google-coral/test_data/"
+           "104342d2d3480b3e66203073dac24f4e2dbb4c41/")
+ZOO = {
+    "mobilenet_v1_0.5_160_quant.tflite":
+        "3cc6d2ca460abd2e0f699a6d0d2550c6b61c6e3b0e27a3616e384ea74cb86f43",
+    "mobilenet_v1_0.75_192_quant.tflite":
+        "41daeb22fdcf947e0e5ec32373aa9df7c31f3ef45dbd0ef7b5940fbce3c20f6a",
+    "mobilenet_v2_1.0_224_quant.tflite":
+        "7aad0c74c5e3c06e5eb3c827e13304fdd68a83da6087d92ee169c24ff9fd4776",
+    "tf2_mobilenet_v2_1.0_224_ptq.tflite":
+        "5d3137241276e79c86d14a74fe43581398ae0e815191d3dba45495b810840e8c",
+}
+
+
+def zoo_classifiers():
+    """Paths of the ZOO classifiers (notebook 11): downloaded once in `full` (12 MB, checksums
+    checked); [] in `smoke` and `sample`, and offline, with a one-line notice."""
+    from . import sources
+
+    if config.profile() != "full":
+        return []
+    try:
+        return [sources.download(sources.Remote(ZOO_URL + name, sha))
+                for name, sha in ZOO.items()]
+    except (ConnectionError, ValueError) as e:
+        print(f"Notice: the larger classifiers could not be downloaded ({str(e)[:120]}); "
+              "only the embedded one is compared.")
+        return []
 
 
 def imagenet_labels(path=None):

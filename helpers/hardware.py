@@ -55,11 +55,21 @@ def cpu_kind(simd):
     return "older SIMD"
 
 
+def _number(text):
+    """A number from nvidia-smi's csv, or None where it prints "[N/A]" or "[Not Supported]"."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def nvidia_smi_gpus():
-    """GPUs as nvidia-smi reports them (name, memory, driver, utilisation); [] without one."""
+    """GPUs as nvidia-smi reports them (name, memory, driver, utilisation, power in W,
+    temperature in °C; None where a card does not report one); [] without one."""
     if not shutil.which("nvidia-smi"):
         return []
-    fields = "name,memory.total,memory.used,driver_version,utilization.gpu"
+    fields = ("name,memory.total,memory.used,driver_version,utilization.gpu,power.draw,"
+              "temperature.gpu")
     try:
         command = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]
         out = subprocess.run(command, capture_output=True, text=True, timeout=10,
@@ -68,22 +78,34 @@ def nvidia_smi_gpus():
         return []
     gpus = []
     for line in out.strip().splitlines():
-        name, total, used, driver, util = [v.strip() for v in line.split(",")]
+        name, total, used, driver, util, power, temperature = [v.strip() for v in line.split(",")]
         gpus.append({"name": name, "memory_total_mb": float(total), "memory_used_mb": float(used),
-                     "driver": driver, "utilization_pct": float(util)})
+                     "driver": driver, "utilization_pct": _number(util),
+                     "power_w": _number(power), "temperature_c": _number(temperature)})
     return gpus
+
+
+_told = set()  # notices already printed in this process
+
+
+def _notice_once(text):
+    if text not in _told:
+        _told.add(text)
+        print(text)
 
 
 def gpus():
     """GPUs through GPUtil when it works, else nvidia-smi directly; [] without one."""
     try:
-        import GPUtil
+        import GPUtil  # GPUtil 1.4 imports distutils, which Python 3.12 no longer ships
 
         found = GPUtil.getGPUs()
-        return [{"name": g.name, "memory_total_mb": g.memoryTotal, "memory_used_mb": g.memoryUsed,
-                 "driver": g.driver, "utilization_pct": g.load * 100} for g in found]
-    except Exception:  # GPUtil needs nvidia-smi and distutils; fall back quietly
+    except Exception as e:  # no distutils (and no setuptools to stand in), or odd output
+        _notice_once(f"Notice: GPUtil does not work here ({type(e).__name__}: {e}); "
+                     "asking nvidia-smi directly.")
         return nvidia_smi_gpus()
+    return [{"name": g.name, "memory_total_mb": g.memoryTotal, "memory_used_mb": g.memoryUsed,
+             "driver": g.driver, "utilization_pct": g.load * 100} for g in found]
 
 
 def tensorflow_devices():

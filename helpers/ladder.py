@@ -7,7 +7,7 @@
 
 The long recorded run, resumable, one JSON file per finished run (see `main`):
 
-    python -m helpers.ladder --data ../shared/data/cats_vs_dogs_tutorial --seeds 3 \
+    python -m helpers.ladder --data /path/to/cats_vs_dogs_tutorial --seeds 3 \
         --epochs 25 --out results/cats_dogs_ladder_tutorial
 """
 

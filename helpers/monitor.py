@@ -17,7 +17,9 @@ __all__ = ["Utilization"]
 
 
 class Utilization:
-    """Context manager: samples CPU %, memory and every GPU's load and memory."""
+    """Context manager: samples CPU %, memory and every GPU's load, memory, power and
+    temperature (columns gpu0_pct, gpu0_memory_mb, gpu0_power_w, gpu0_temperature_c, ...);
+    notebooks 07 and 08 plot the load."""
 
     def __init__(self, interval=0.5, gpus=None):
         if interval <= 0:
@@ -33,8 +35,11 @@ class Utilization:
                  "memory_pct": psutil.virtual_memory().percent}
         if self._with_gpus:
             for i, g in enumerate(nvidia_smi_gpus()):
-                entry[f"gpu{i}_pct"] = g["utilization_pct"]
                 entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]
+                for key, column in (("utilization_pct", "pct"), ("power_w", "power_w"),
+                                    ("temperature_c", "temperature_c")):
+                    if g[key] is not None:  # "[N/A]": a MIG slice reports no utilisation
+                        entry[f"gpu{i}_{column}"] = g[key]
         self.samples.append(entry)
 
     def _run(self):
@@ -70,7 +75,7 @@ class Utilization:
         return _Marker()
 
     def series(self, key):
-        """(times, values) of one sampled quantity, e.g. 'cpu_pct' or 'gpu0_pct'."""
+        """(times, values) of one sampled quantity, e.g. 'cpu_pct', 'gpu0_pct', 'gpu0_power_w'."""
         rows = [s for s in self.samples if key in s]
         return [s["t"] for s in rows], [s[key] for s in rows]
 

@@ -32,7 +32,8 @@ class Remote:
 
 
 # Checksums are the ones the projects themselves publish (TensorFlow Datasets' url_checksums,
-# Keras' dataset loaders) or, for Tiny Shakespeare, the file in ../shared/data.
+# Keras' dataset loaders) or, for Tiny Shakespeare, that of char-rnn's input.txt (commit 6f9487a),
+# which the sample embeds whole.
 DATASETS = {
     "cats_dogs": dict(
         # PetImages/Cat, PetImages/Dog: 12,500 JPEGs each, some corrupt; no split

@@ -1,4 +1,9 @@
+import sys
+
 from helpers import hardware
+
+import pytest
+from gpu_rehearsal import fake_nvidia_smi  # noqa: F401  (the fixture, used by name below)
 
 
 def test_describe_reports_this_machine():
@@ -34,13 +39,45 @@ def test_no_gpu_gives_empty_lists(monkeypatch):
 
 
 def test_nvidia_smi_output_is_parsed(monkeypatch):
-    class Done:
-        stdout = "NVIDIA H200, 143771, 512, 570.86.15, 37\n"
+    class Done:  # a MIG slice reports no utilisation, a T4 no power draw at times
+        stdout = ("NVIDIA H200, 143771, 512, 570.86.15, 37, 121.35, 41\n"
+                  "NVIDIA A100-SXM4-40GB MIG 1g.5gb, 4864, 13, 570.86.15, [N/A], "
+                  "[Not Supported], [N/A]\n")
 
     monkeypatch.setattr(hardware.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
     monkeypatch.setattr(hardware.subprocess, "run", lambda *a, **k: Done())
-    gpu = hardware.nvidia_smi_gpus()[0]
-    assert gpu["name"] == "NVIDIA H200" and gpu["memory_total_mb"] == 143771
-    assert gpu["driver"] == "570.86.15" and gpu["utilization_pct"] == 37
+    h200, mig = hardware.nvidia_smi_gpus()
+    assert h200["name"] == "NVIDIA H200" and h200["memory_total_mb"] == 143771
+    assert h200["driver"] == "570.86.15" and h200["utilization_pct"] == 37
+    assert h200["power_w"] == 121.35 and h200["temperature_c"] == 41
+    assert mig["utilization_pct"] is None and mig["power_w"] is None
 
 
+# --- the GPU branches, rehearsed with tests/fake_bin/nvidia-smi (TensorFlow still sees no GPU) ---
+
+@pytest.mark.usefixtures("fake_nvidia_smi")
+def test_table_names_every_gpu_nvidia_smi_reports():
+    shown = hardware.table()["this machine"]
+    assert shown["GPU 0"] == shown["GPU 1"] == "Tesla T4, 15 GiB, driver 550.54.15"
+    assert "GPU" not in shown.index and "GPU 2" not in shown.index
+    assert "Tesla T4, Tesla T4" in hardware.summary()
+
+
+@pytest.mark.usefixtures("fake_nvidia_smi")
+def test_without_gputil_the_table_comes_from_nvidia_smi_with_one_notice(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "GPUtil", None)  # as on Python 3.12 without distutils
+    monkeypatch.setattr(hardware, "_told", set())
+    first, second = hardware.gpus(), hardware.gpus()
+    notices = capsys.readouterr().out.splitlines()
+    assert len(notices) == 1 and "GPUtil" in notices[0] and "nvidia-smi" in notices[0]
+    assert [g["name"] for g in first] == [g["name"] for g in second] == ["Tesla T4"] * 2
+    assert hardware.table()["this machine"]["GPU 1"].startswith("Tesla T4, 15 GiB")
+
+
+@pytest.mark.usefixtures("fake_nvidia_smi")
+def test_nvidia_smi_readings_are_plausible_and_change():
+    readings = [hardware.nvidia_smi_gpus()[0] for _ in range(3)]
+    for gpu in readings:
+        assert 0 <= gpu["utilization_pct"] <= 100 and 0 < gpu["memory_used_mb"] < 15360
+        assert 0 < gpu["power_w"] <= 70 and 20 < gpu["temperature_c"] < 95
+    assert len({gpu["utilization_pct"] for gpu in readings}) > 1
