@@ -94,11 +94,11 @@ SETTINGS = {
         "sample": dict(sizes=(512, 1024, 2048, 4096), repeats=5, copy_mb=512),
         "full": dict(sizes=(512, 1024, 2048, 4096, 8192), repeats=10, copy_mb=2048),
     },
-    # notebook 09: float32 vs mixed precision (ladder step 2); notebook 10: the multi-worker runs
+    # notebook 09: float32 vs mixed precision (step 3, 128 px); notebook 10: multi-worker runs
     # (batch = per worker; every worker process gets `threads` CPU threads)
     "mixed_precision": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32),
-        "sample": dict(train=None, val=None, epochs=5, batch=32),
+        "sample": dict(train=None, val=None, epochs=3, batch=32),
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
     "distributed": {
@@ -129,6 +129,12 @@ SETTINGS = {
         "smoke": dict(cifar_batches=(32,), batch=8, sweep=(8, 16)),
         "sample": dict(cifar_batches=(128, 256, 512), batch=32, sweep=(16, 32, 64)),
         "full": dict(cifar_batches=(128, 256, 512), batch=32, sweep=(16, 32, 64, 128)),
+    },
+    # notebook 08: training memory measured at batch sizes whose activations grow by span_mb
+    "memory": {
+        "smoke": dict(span_mb=30),
+        "sample": dict(span_mb=300),
+        "full": dict(span_mb=300),
     },
 }
 

@@ -15,10 +15,10 @@ from . import hardware
 from .published import GPU_DATASHEETS
 from .timing import first_and_median
 
-__all__ = ["GPU_PEAK_TFLOPS", "TRAINING_FLOPS_FACTOR", "arithmetic_intensity", "balance_verdict",
-           "copy_bandwidth", "datasheet_balance_points", "devices", "flops_per_image",
-           "matmul_flops", "measured_peak", "profiler_flops", "published_peak",
-           "supported_dtypes", "survey"]
+__all__ = ["GPU_PEAK_TFLOPS", "TRAINING_FLOPS_FACTOR", "activation_values", "arithmetic_intensity",
+           "balance_verdict", "copy_bandwidth", "datasheet", "datasheet_balance_points",
+           "devices", "flops_per_image", "matmul_flops", "measured_bandwidth", "measured_peak",
+           "profiler_flops", "published_peak", "supported_dtypes", "survey"]
 
 # Published dense peak figures (TFLOP/s) for GPUs learners meet, by name fragment, per number
 # format ("tf32": float32 work on the Tensor Cores); NVIDIA's datasheets, see helpers.published.
@@ -63,14 +63,18 @@ def copy_bandwidth(megabytes=512, device="cpu:0", repeats=5):
     return 2 * a.shape[0] * 1024 * 4 / seconds
 
 
-def published_peak(gpu_name, dtype="float32"):
-    """The vendor's dense peak in FLOP/s for a known GPU, else None. The datasheet's name must
-    stand as a word of the reported one: "NVIDIA L40S" is not an L4, "RTX A1000" no A100."""
+def datasheet(gpu_name):
+    """The name of the datasheet in helpers.published for a reported GPU name, else None. The
+    datasheet's name must stand as a word of the reported one: "NVIDIA L40S" is not an L4,
+    "RTX A1000" no A100."""
     words = re.findall(r"[A-Za-z0-9]+", gpu_name or "")
-    for fragment, peaks in GPU_PEAK_TFLOPS.items():
-        if fragment in words and dtype in peaks:
-            return peaks[dtype] * 1e12
-    return None
+    return next((name for name in GPU_DATASHEETS if name in words), None)
+
+
+def published_peak(gpu_name, dtype="float32"):
+    """The vendor's dense peak in FLOP/s for a known GPU in `dtype`, else None."""
+    peaks = GPU_PEAK_TFLOPS.get(datasheet(gpu_name), {})
+    return peaks[dtype] * 1e12 if dtype in peaks else None
 
 
 def balance_verdict(ratio, within=3.0):
@@ -157,11 +161,16 @@ def flops_per_image(model):
     return total
 
 
+def activation_values(model):
+    """How many numbers the layers write for one image: every layer's output, from its shape
+    (the activations a training step keeps for the backward pass, notebook 08)."""
+    return sum(math.prod(layer.output.shape[1:]) for layer in _leaves(model))
+
+
 def arithmetic_intensity(model):
     """Forward FLOPs per byte of float32 activations the layers write, for one image: a rough
     measure of how much arithmetic a network does per byte it moves through memory."""
-    written = sum(math.prod(layer.output.shape[1:]) for layer in _leaves(model))
-    return flops_per_image(model) / (4 * written)
+    return flops_per_image(model) / (4 * activation_values(model))
 
 
 def profiler_flops(model):
@@ -205,3 +214,17 @@ def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5):
             if key not in _PEAKS or rate > _PEAKS[key]["flops_per_s"]:
                 _PEAKS[key] = {"flops_per_s": rate, "n": n, "dtype": dtype}
     return dict(_PEAKS[key])
+
+
+_BANDWIDTHS = {}
+
+
+def measured_bandwidth(device="cpu:0", megabytes=256, tries=3):
+    """This machine's memory bytes/s on `device`, the best `copy_bandwidth` seen so far in this
+    process (the first call tries `tries` times, later ones once): the memory roof of the
+    roofline (notebooks 00 and 08), kept like `measured_peak`."""
+    key = (device, megabytes)
+    for _ in range(1 if key in _BANDWIDTHS else tries):
+        _BANDWIDTHS[key] = max(_BANDWIDTHS.get(key, 0.0),
+                               copy_bandwidth(megabytes, device, repeats=3))
+    return _BANDWIDTHS[key]

@@ -1,10 +1,10 @@
-"""The course's figures: training curves, utilisation timelines, bars, image grids."""
+"""The course's figures: training curves, utilisation timelines, bars, image grids, rooflines."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["bars", "confusion_matrix", "history", "images", "lines", "long_runs", "overlays",
-           "paired_bars", "stacked_bars", "utilization", "utilization_grid"]
+           "paired_bars", "roofline", "stacked_bars", "utilization", "utilization_grid"]
 
 
 def history(history, metrics=("loss", "accuracy"), title=None):
@@ -203,5 +203,55 @@ def stacked_bars(parts, ylabel, title=None):
     ax.legend()
     ax.tick_params(axis="x", rotation=60)
     plt.setp(ax.get_xticklabels(), ha="right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _rate(flops_per_s):
+    """FLOP/s in GFLOP/s or TFLOP/s, three significant digits: '35.2 GFLOP/s', '15.7 TFLOP/s'."""
+    value, unit = (flops_per_s / 1e12, "T") if flops_per_s >= 1e12 else (flops_per_s / 1e9, "G")
+    return f"{value:,.3g} {unit}FLOP/s" if value < 1000 else f"{value:,.0f} {unit}FLOP/s"
+
+
+def _figure(value):
+    """Three significant digits, thousands written out: '3.1', '17.4', '1,555'."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+_MARKERS = {"measured": "o", "recorded": "s", "published": "^"}
+
+
+def roofline(roofs, points=(), title="Roofline"):
+    """A log-log roofline: arithmetic intensity (FLOP per byte) against FLOP/s (notebooks 00
+    and 08). `roofs`: one dict per device (helpers.roofline: name, kind, bytes_per_s and
+    flops_per_s per number format), drawn as a memory roof (labelled measured or published)
+    and one compute roof per format, each labelled with its figure and the ridge point
+    (peak / bandwidth) where it meets the memory roof.
+    `points`: dicts with label, intensity, flops_per_s and kind (measured, recorded or
+    published: the marker), each drawn and labelled."""
+    ridges = [top / r["bytes_per_s"] for r in roofs for top in r["flops_per_s"].values()]
+    xs = ridges + [p["intensity"] for p in points]
+    low, high = min(xs) / 4, max(xs) * 4
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    for i, r in enumerate(roofs):
+        color, bandwidth = f"C{i}", r["bytes_per_s"]
+        top_ridge = max(top / bandwidth for top in r["flops_per_s"].values())
+        ax.plot([low, top_ridge], [low * bandwidth, top_ridge * bandwidth], color=color, lw=2,
+                label=f"{r['name']} memory: {_figure(bandwidth / 1e9)} GB/s ({r['kind']})")
+        for style, (kind, top) in zip(("-", "--", ":", "-."), r["flops_per_s"].items()):
+            ridge = top / bandwidth
+            ax.plot([ridge, high], [top, top], color=color, ls=style, lw=2,
+                    label=f"{r['name']} {kind}: {_rate(top)}, ridge {_figure(ridge)} FLOP/B")
+    shown = set()
+    for i, p in enumerate(points):
+        ax.plot([p["intensity"]], [p["flops_per_s"]], _MARKERS[p["kind"]], color="black", ms=6,
+                label=None if p["kind"] in shown else f"{p['kind']} (points)")
+        shown.add(p["kind"])
+        ax.annotate(p["label"], (p["intensity"], p["flops_per_s"]), fontsize=7,
+                    textcoords="offset points", xytext=(5, -10 if i % 2 else 4))
+    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP per byte)",
+           ylabel="FLOP/s", title=title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     return fig

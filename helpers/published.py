@@ -49,22 +49,25 @@ LADDER_PICTURES_PER_RUN = (LADDER_TRAINING["epochs"] * LADDER_TRAINING["steps_pe
 
 # Not from the sources: NVIDIA's datasheet figures for GPUs that learners meet (cited per GPU,
 # published, never measured by the course). Dense peaks in TFLOP/s per number format (half of
-# the datasheets' "with sparsity" figures), and memory bandwidth in GB/s. "tf32" is
-# TensorFloat-32 on the Tensor Cores, which TensorFlow uses for float32 on Ampere and newer.
+# the datasheets' "with sparsity" figures), memory bandwidth in GB/s and memory in GB, as the
+# datasheets print them (a V100 comes with 16 or 32 GB: the 16 GB model is listed). "tf32"
+# is TensorFloat-32 on the Tensor Cores, which TensorFlow uses for float32 on Ampere and newer.
 GPU_DATASHEETS = {
     "H200": {"tflops": {"float32": 67.0, "tf32": 495.0, "bfloat16": 989.0, "float16": 989.0},
-             "bandwidth_gbs": 4800, "source": "NVIDIA H200 Tensor Core GPU datasheet (SXM)"},
+             "bandwidth_gbs": 4800, "memory_gb": 141,
+             "source": "NVIDIA H200 Tensor Core GPU datasheet (SXM)"},
     "H100": {"tflops": {"float32": 67.0, "tf32": 495.0, "bfloat16": 989.0, "float16": 989.0},
-             "bandwidth_gbs": 3350, "source": "NVIDIA H100 Tensor Core GPU datasheet (SXM)"},
+             "bandwidth_gbs": 3350, "memory_gb": 80,
+             "source": "NVIDIA H100 Tensor Core GPU datasheet (SXM)"},
     "A100": {"tflops": {"float32": 19.5, "tf32": 156.0, "bfloat16": 312.0, "float16": 312.0},
-             "bandwidth_gbs": 1555,
+             "bandwidth_gbs": 1555, "memory_gb": 40,
              "source": "NVIDIA A100 Tensor Core GPU datasheet (40 GB SXM)"},
     "V100": {"tflops": {"float32": 15.7, "float16": 125.0}, "bandwidth_gbs": 900,
-             "source": "NVIDIA Tesla V100 GPU Accelerator datasheet (SXM2)"},
-    "T4": {"tflops": {"float32": 8.1, "float16": 65.0}, "bandwidth_gbs": 320,
+             "memory_gb": 16, "source": "NVIDIA Tesla V100 GPU Accelerator datasheet (SXM2)"},
+    "T4": {"tflops": {"float32": 8.1, "float16": 65.0}, "bandwidth_gbs": 320, "memory_gb": 16,
            "source": "NVIDIA T4 Tensor Core GPU datasheet"},
     "L4": {"tflops": {"float32": 30.3, "tf32": 60.0, "bfloat16": 121.0, "float16": 121.0},
-           "bandwidth_gbs": 300, "source": "NVIDIA L4 Tensor Core GPU datasheet"},
+           "bandwidth_gbs": 300, "memory_gb": 24, "source": "NVIDIA L4 Tensor Core GPU datasheet"},
 }
 
 

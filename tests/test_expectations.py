@@ -13,7 +13,7 @@ test-slow`): notebook 01's 96–99 % (tests/test_training.py) and step 2b learni
 
 import json
 
-from helpers import config, hardware, models, peak
+from helpers import config, hardware, models, peak, roofline
 
 import pytest
 
@@ -78,6 +78,12 @@ def deep(**change):
     return models.cats_dogs_deep(**change)
 
 
+def a100_tf32(step):
+    """The roofline's prediction for a ladder step on an A100 (datasheet) training in TF32."""
+    return roofline.predict(models.cats_dogs_net(step), roofline.published_roofs(("A100",))[0],
+                            "tf32")
+
+
 COMPUTED = [
     # notebook, words in it, what the course's code gives, low, high
     ("01", "93,322 parameters, most of them in the last conv layer and the first dense layer",
@@ -105,6 +111,12 @@ COMPUTED = [
      215, 237),
     ("08", "from about 226 to about 148 FLOP/byte",
      lambda: peak.arithmetic_intensity(deep(convs_per_stage=2)), 140, 156),
+    ("08", "The blog's V100 ran its cat/dog networks at under 3 % of its float32 roof",
+     lambda: 100 * max(p["ratio"] for p in roofline.blog_points() if p["step"] != "cifar10"),
+     0, 3),
+    ("08", "roughly 70,000 pictures/s", lambda: a100_tf32("3")["pictures_per_s"], 65e3, 75e3),
+    ("08", "the net's intensity, about 54 FLOP/byte", lambda: a100_tf32("3")["intensity"],
+     52, 56),
     ("10", "the all-reduce of about 3 MB of gradients per step",
      lambda: 4 * models.cats_dogs_net("0").count_params() / 1e6, 2.5, 3.5),
 ]

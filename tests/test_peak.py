@@ -55,6 +55,15 @@ def test_the_measured_peak_is_the_best_multiply_seen(monkeypatch):
     assert peak.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 9.0
 
 
+def test_the_measured_bandwidth_is_the_best_copy_seen(monkeypatch):
+    rates = iter([5.0, 8.0, 6.0, 7.0, 9.0])
+    monkeypatch.setattr(peak, "copy_bandwidth", lambda *args, **kwargs: next(rates))
+    monkeypatch.setattr(peak, "_BANDWIDTHS", {})
+    assert peak.measured_bandwidth("cpu:0", 16) == 8.0  # the best of the first three
+    assert peak.measured_bandwidth("cpu:0", 16) == 8.0  # a slower one: kept
+    assert peak.measured_bandwidth("cpu:0", 16) == 9.0
+
+
 def test_matmul_and_bandwidth_are_measured():
     assert peak.devices()[0] == "cpu:0"
     flops = peak.matmul_flops(256, repeats=2)

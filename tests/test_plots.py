@@ -1,6 +1,7 @@
 from helpers import monitor, plots
 
 import numpy as np
+import pytest
 
 
 def test_history_plot_has_training_and_validation_curves():
@@ -59,3 +60,23 @@ def test_heat_maps_are_laid_over_their_pictures():
     fig = plots.overlays(pictures, np.ones((3, 8, 8)), titles=["a", "b", "c"], columns=2)
     shown = [ax for ax in fig.axes if ax.images]
     assert len(shown) == 3 and all(len(ax.images) == 2 for ax in shown)
+
+
+def test_roofline_draws_each_roof_at_its_figure_and_each_point_where_it_belongs():
+    from helpers import roofline
+
+    cpu = roofline.roofs("cpu:0", 10e9, {"float32": 100e9, "bfloat16": 400e9}, "measured here")
+    point = {"label": "net", "intensity": 20.0, "flops_per_s": 50e9, "kind": "measured"}
+    ax = plots.roofline([cpu], [point]).axes[0]
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    lines = {line.get_label(): line for line in ax.lines}
+    memory = lines["cpu:0 memory: 10 GB/s (measured)"]
+    x, y = memory.get_data()
+    assert y[0] / x[0] == pytest.approx(10e9) and x[-1] == pytest.approx(40)  # up to the top
+    for label, top, ridge in (("float32: 100 GFLOP/s, ridge 10", 100e9, 10),
+                              ("bfloat16: 400 GFLOP/s, ridge 40", 400e9, 40)):
+        x, y = lines[f"cpu:0 {label} FLOP/B"].get_data()
+        assert x[0] == pytest.approx(ridge) and list(y) == [top, top]  # ridge = peak / bandwidth
+    x, y = lines["measured (points)"].get_data()
+    assert (x[0], y[0]) == (20.0, 50e9)
+    assert [t.get_text() for t in ax.texts] == ["net"]

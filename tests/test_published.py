@@ -35,5 +35,6 @@ def test_every_datasheet_is_cited_and_complete():
     for name, sheet in published.GPU_DATASHEETS.items():
         assert sheet["source"].startswith("NVIDIA") and name in sheet["source"]
         assert sheet["bandwidth_gbs"] > 0 and "float32" in sheet["tflops"]
+        assert sheet["memory_gb"] > 0  # the first wall: notebook 08 fits batches into it
     assert "bfloat16" not in published.GPU_DATASHEETS["V100"]["tflops"]  # Volta: no bfloat16
     assert "bfloat16" not in published.GPU_DATASHEETS["T4"]["tflops"]  # nor Turing

@@ -1,0 +1,95 @@
+"""helpers.roofline: roofs, predictions from them, and the blog's V100 figures under its roof."""
+
+from helpers import models, peak, roofline
+
+import keras
+import pytest
+
+
+def tiny_dense():
+    # 2 x 100 x 10 = 2,000 FLOPs forward; it writes 10 float32 numbers (40 bytes): 50 FLOP/byte
+    return keras.Sequential([keras.Input((100,)), keras.layers.Dense(10)])
+
+
+def test_the_roofline_is_the_lower_of_the_memory_and_the_compute_roof():
+    # 100 GFLOP/s and 10 GB/s meet at the ridge point 100 / 10 = 10 FLOP per byte
+    assert roofline.attainable(5, 100e9, 10e9) == 50e9  # below the ridge: memory-bound
+    assert roofline.attainable(10, 100e9, 10e9) == 100e9
+    assert roofline.attainable(50, 100e9, 10e9) == 100e9  # above it: compute-bound
+
+
+def test_a_prediction_is_the_binding_roof_over_the_training_flops():
+    device = roofline.roofs("toy", 1e4, {"float32": 1e6, "bfloat16": 1e6}, "made up")
+    slow = roofline.predict(tiny_dense(), device)  # 50 FLOP/byte, ridge at 100: memory-bound
+    assert (slow["intensity"], slow["bound"], slow["training_flops"]) == (50, "memory", 6000)
+    assert slow["pictures_per_s"] == pytest.approx(50 * 1e4 / 6000)
+    half = roofline.predict(tiny_dense(), device, "bfloat16")  # 2 bytes a number: 100 FLOP/B
+    assert (half["intensity"], half["bound"]) == (100, "compute")
+    assert half["pictures_per_s"] == pytest.approx(1e6 / 6000)
+
+
+def test_bad_roofs_and_a_missing_format_get_clear_errors():
+    with pytest.raises(ValueError, match="positive bandwidth"):
+        roofline.roofs("cpu:0", 0, {"float32": 1e9}, "measured here")
+    device = roofline.roofs("cpu:0", 1e9, {"float32": 1e9}, "measured here")
+    with pytest.raises(ValueError, match="no bfloat16 roof; it has float32"):
+        roofline.predict(tiny_dense(), device, "bfloat16")
+
+
+def test_notebook_00s_survey_gives_one_roof_per_device_at_its_best_multiply():
+    survey = {"cpu:0 float32": ([256, 512], [80.0, 120.0]),
+              "cpu:0 bfloat16": ([256, 512], [300.0, 250.0])}
+    (cpu,) = roofline.from_survey(survey, {"cpu:0": 12.5})
+    assert cpu["flops_per_s"] == {"float32": 120e9, "bfloat16": 300e9}
+    assert cpu["bytes_per_s"] == 12.5e9
+
+
+def test_a_record_becomes_a_point_with_its_prediction_and_share():
+    net = models.cifar10_net()
+    flops = 3 * peak.flops_per_image(net)
+    record = {"model": "cifar10_net", "device": "cpu:0", "batch_size": 128, "dtype": "float32",
+              "augment_in_model": False, "images_per_s": 500.0,
+              "achieved_flops_per_s": 500.0 * flops, "training_flops_per_image": flops}
+    device = roofline.roofs("cpu:0", 20e9, {"float32": 200e9}, "measured here")
+    (point,) = roofline.points([record], [device])
+    assert point["intensity"] == pytest.approx(peak.arithmetic_intensity(net))
+    # about 148 FLOP/byte, far above the ridge at 10: compute-bound at 200 GFLOP/s
+    assert point["predicted"] == pytest.approx(200e9 / flops)
+    assert point["ratio"] == pytest.approx(500.0 * flops / 200e9) and point["bound"] == "compute"
+    (elsewhere,) = roofline.points([{**record, "device": "gpu:0"}], [device])
+    assert elsewhere["predicted"] is None and elsewhere["ratio"] is None
+
+
+def test_readings_follow_the_share_of_the_prediction():
+    assert [roofline.reading(r, short=True) for r in (1.3, 0.9, 0.5, 0.1)] == [
+        "above the roof", "near the roof", "below the roof", "far below the roof"]
+    assert "would take 45% of each step" in roofline.reading(0.45)
+    assert roofline.reading(0.8, bound="memory") == "near the roof: memory bandwidth set the pace"
+    assert (roofline.share(0.0023), roofline.share(0.11)) == ("0.2%", "11%")
+
+
+def test_the_summary_names_the_closest_and_the_furthest_and_what_they_compute():
+    def point(label, ratio, flops_per_picture):
+        return {"label": label, "where": "cpu:0", "ratio": ratio, "pictures_per_s": 10.0,
+                "flops_per_s": 10.0 * flops_per_picture}
+
+    line = roofline.summary([point("deep", 0.9, 5e9), point("small", 0.3, 1e8)])
+    assert line.startswith("Closest to its roof: deep on cpu:0 (90% of the prediction); "
+                           "furthest below: small on cpu:0 (30%).")
+    assert "does 50.0x the arithmetic per picture" in line
+    assert "no run stands out" in roofline.summary([point("a", 0.5, 1), point("b", 0.45, 2)])
+    busy = roofline.summary([point("fast", 1.5, 1e9), point("deep", 0.9, 5e9),
+                             point("small", 0.3, 1e8)])
+    assert busy.startswith("Above the roof: fast on cpu:0 (150%); the roof was measured")
+    assert "Closest to its roof: deep on cpu:0 (90% of the prediction)" in busy
+
+
+def test_the_blogs_v100_ran_far_below_its_roof_and_supports_both_of_its_explanations():
+    points = {p["step"]: p for p in roofline.blog_points()}
+    # the V100's float32 roof is 15.7 TFLOP/s from 17 FLOP/byte on: every network is above it
+    assert all(p["flops_per_s"] < 15.7e12 and p["intensity"] > 17 for p in points.values())
+    assert max(points[s]["ratio"] for s in ("2", "2b", "3")) < 0.03  # cat/dog: under 3 %
+    assert 0.05 < points["cifar10"]["ratio"] < 0.2  # CIFAR-10 at batch 512: about 11 %
+    words = roofline.blog_reading(list(points.values()))
+    assert "as the blog's input-pipeline explanation says" in words
+    assert "as the blog saw its deeper networks do" in words
