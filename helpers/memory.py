@@ -19,19 +19,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import bench, config, peak, published
+from . import bench, config, peak, published, roofline
 
 __all__ = ["BYTES_PER_PARAMETER", "activation_bytes", "batches_for", "check",
            "fixed_bytes", "growth", "largest_batch", "largest_batches", "measure", "table"]
 
 BYTES_PER_PARAMETER = 16  # weight, gradient, Adam's first and second moment: float32 each
-_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+_DTYPES = ("float32", "bfloat16", "float16")  # the policies' compute formats
 
 
 def _bytes(dtype):
-    if dtype not in _BYTES:
-        raise ValueError(f"Unknown dtype {dtype!r}; choose one of {', '.join(_BYTES)}.")
-    return _BYTES[dtype]
+    if dtype not in _DTYPES:
+        raise ValueError(f"Unknown dtype {dtype!r}; choose one of {', '.join(_DTYPES)}.")
+    return roofline.BYTES[dtype]
 
 
 def activation_bytes(model, dtype="float32"):
@@ -210,7 +210,7 @@ def main(argv=None):
     p.add_argument("--model", required=True, choices=list(bench.MODELS))
     p.add_argument("--batch", type=int, nargs="+", required=True)
     p.add_argument("--device", default="cpu:0")
-    p.add_argument("--dtype", default="float32", choices=list(_BYTES))
+    p.add_argument("--dtype", default="float32", choices=_DTYPES)
     args = p.parse_args(argv)
     if len(set(args.batch)) < 2 or min(args.batch) < 1:
         p.error(f"give two or more different batch sizes of 1 or more, got {args.batch}")
