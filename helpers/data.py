@@ -8,12 +8,13 @@ CIFAR-10, MNIST and the text sets from there.
 import gzip
 import os
 import random
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from . import config
-from .images import check_images, printable, read_picture, unused_line
+from .images import check_images, is_hidden, printable, read_picture, unused_line
 from .sources import sample_path, source
 
 __all__ = ["CATS_DOGS_SPLITS", "TUTORIAL_PER_CLASS", "cats_dogs", "cats_dogs_files", "cifar10",
@@ -26,9 +27,10 @@ __all__ = ["CATS_DOGS_SPLITS", "TUTORIAL_PER_CLASS", "cats_dogs", "cats_dogs_fil
 
 
 def class_folders(root):
-    """The class sub-folders of an image folder, sorted; a clear error if there are none."""
+    """The class sub-folders of an image folder, sorted; a clear error if there are none.
+    Hidden folders (.ipynb_checkpoints/) and macOS zips' __MACOSX/ are no classes."""
     root = Path(root)
-    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not is_hidden(p.name))
     if len(classes) < 2:
         raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
                          f"found {classes or 'none'}.")
@@ -45,30 +47,107 @@ def shown(path):
     return printable(path)
 
 
-def labelled_files(root, limit=None, seed=config.SEED):
-    """(paths, labels, class_names) of the usable images in class folders; reports the rest."""
+def _plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _examples(groups, root, most=3):
+    """Up to `most` groups of paths as 'a = b; c = d', relative to `root`."""
+    text = "; ".join(" = ".join(printable(Path(p).relative_to(root)) for p in group)
+                     for group in groups[:most])
+    return text + ("; ..." if len(groups) > most else "")
+
+
+def _read_classes(root):
+    """(paths, labels, classes, digests, what the check did) of the usable pictures in class
+    folders, in order; prints every file and folder that is not used, and why."""
+    root = Path(root)
     classes = class_folders(root)
-    paths, labels, skipped, decoded, seconds = [], [], 0, 0, 0.0
+    paths, labels, digests, skipped, decoded, seconds = [], [], {}, 0, 0, 0.0
     for label, name in enumerate(classes):
-        report = check_images(Path(root) / name)
+        report = check_images(root / name)
         for path, why in report.bad:
             print(f"Skipped {shown(path)}: {why}")
         skipped += len(report.bad)
         decoded, seconds = decoded + report.decoded, seconds + report.seconds
-        if report.unused:
-            print(f"{shown(Path(root) / name)}: {unused_line(report.unused)}")
+        if report.unused or report.hidden:
+            print(f"{shown(root / name)}: {unused_line(report.unused, report.hidden)}")
         if not report.good:
-            raise ValueError(f"Class folder {Path(root) / name} has no usable images.")
+            raise ValueError(f"Class folder {root / name} has no usable images.")
         paths += [str(p) for p in report.good]
         labels += [label] * len(report.good)
+        digests.update({str(p): d for p, d in report.digests.items()})
+    outside = sorted(p.name + "/" * p.is_dir() for p in root.iterdir()
+                     if p.name not in classes)
+    if outside:
+        print(f"{shown(root)}: not used: {', '.join(outside[:5])}{', ...' * (len(outside) > 5)} "
+              "(outside the class folders, or hidden); a picture is read only inside its "
+              "class folder")
+    checked = len(paths) + skipped
+    stats = (f"{skipped} skipped; checked {checked} files in {seconds:.1f} s ({decoded} decoded, "
+             f"{checked - decoded} unchanged since their last check)")
+    return paths, labels, classes, digests, stats
+
+
+def _name_duplicates(root, paths, labels, digests):
+    """Print the pictures stored more than once below `root` (equal bytes): copies in one
+    class are all used; a picture in two classes has one wrong label."""
+    same = defaultdict(list)
+    for path, label in zip(paths, labels):
+        same[digests[path]].append((path, label))
+    groups = [group for group in same.values() if len(group) > 1]
+    clashing = [[p for p, _ in g] for g in groups if len({y for _, y in g}) > 1]
+    copies = [[p for p, _ in g] for g in groups if len({y for _, y in g}) == 1]
+    if copies:
+        print(f"{shown(root)}: {_plural(len(copies), 'picture')} stored more than once in one "
+              f"class (same bytes; each copy is used): {_examples(copies, root)}")
+    if clashing:
+        print(f"{shown(root)}: {_plural(len(clashing), 'picture')} in two classes at once, so "
+              f"one copy has the wrong label (both are used; delete the wrong one): "
+              f"{_examples(clashing, root)}")
+
+
+def labelled_files(root, limit=None, seed=config.SEED, training=None):
+    """(paths, labels, class_names) of the usable images in class folders, shuffled by `seed`,
+    the first `limit`; prints the classes with their counts and names every file not used.
+
+    training: {content digest: path} of the training split's pictures; those found here too
+    are left out (a picture the network trained on flatters its validation accuracy), and named.
+    """
+    root = Path(root)
+    paths, labels, classes, digests, stats = _read_classes(root)
+    _name_duplicates(root, paths, labels, digests)
+    both = [p for p in paths if digests[p] in (training or {})]
+    if both:
+        print(f"{shown(root)}: not used: {_plural(len(both), 'picture')} also among the "
+              "training pictures, which would flatter the accuracy measured here: "
+              + "; ".join(f"{printable(Path(p).relative_to(root))} = "
+                          f"{shown(training[digests[p]])}" for p in both[:3])
+              + "; ..." * (len(both) > 3))
+        dropped = set(both)
+        kept = [i for i, p in enumerate(paths) if p not in dropped]
+        paths, labels = [paths[i] for i in kept], [labels[i] for i in kept]
     order = list(range(len(paths)))
     random.Random(seed).shuffle(order)
     order = order[:limit] if limit else order
-    checked = len(paths) + skipped
-    print(f"{shown(root)}: {len(order)} images in {len(classes)} classes "
-          f"({', '.join(classes)}), {skipped} skipped; checked {checked} files in {seconds:.1f} s "
-          f"({decoded} decoded, {checked - decoded} unchanged since their last check)")
+    counts = Counter(labels[i] for i in order)
+    per_class = ", ".join(f"{name} {counts[label]}" for label, name in enumerate(classes))
+    print(f"{shown(root)}: {len(order)} images in {len(classes)} classes ({per_class}), {stats}")
     return [paths[i] for i in order], [labels[i] for i in order], classes
+
+
+def _digests(root):
+    """{path: content digest} of the usable pictures in the class folders of `root`, from the
+    check (its cache: nothing is checked twice); says so when it had to check files now."""
+    found, decoded, seconds = {}, 0, 0.0
+    for name in class_folders(root):
+        report = check_images(Path(root) / name)
+        found.update({str(p): d for p, d in report.digests.items()})
+        decoded, seconds = decoded + report.decoded, seconds + report.seconds
+    if decoded:
+        print(f"{shown(root)}: checked {decoded} files in {seconds:.1f} s to find copies of "
+              "them among the validation pictures")
+    return found
 
 
 def need_memory(nbytes, what):
@@ -144,27 +223,70 @@ def split_folder(root, split):
         "each with one sub-folder per class (cats/, dogs/).")
 
 
+def _two_classes(folders):
+    """Refuse, in one message naming every folder's classes, cat/dog folders (the splits, or
+    one folder) that do not all hold the same two classes: the network has one sigmoid."""
+    found = {folder: sorted(p.name for p in Path(folder).iterdir()
+                            if p.is_dir() and not is_hidden(p.name)) for folder in folders}
+    names = list(found.values())
+    if all(len(n) == 2 and n == names[0] for n in names):
+        return names[0]
+    sides = "; ".join(f"{shown(folder)} holds {', '.join(n) or 'no class folders'}"
+                      for folder, n in found.items())
+    only = sorted(set().union(*names) - set.intersection(*map(set, names)))
+    advice = (f"move {', '.join(f'{n}/' for n in only)} out, or rename folders so that every "
+              "split names the same two" if only else "keep two class folders, move the others out")
+    raise ValueError(f"A cat/dog network has one output (p(dog)), so it needs the same two class "
+                     f"folders in every split (their sorted names become labels 0 and 1): "
+                     f"{sides}. To fix it, {advice}.")
+
+
 def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
     """(paths, labels, classes) of one cat/dog split, from the first of: `root`, the folder
     in COURSE_CATS_DOGS, the full Kaggle set (`full`, downloaded), the embedded sample;
-    shuffled by `seed`, the first `limit` of them."""
+    shuffled by `seed`, the first `limit` of them. Both splits must hold the same two classes;
+    a validation picture that is also a training picture is left out (and named)."""
     root = root or os.environ.get("COURSE_CATS_DOGS")
-    if root:
-        return labelled_files(split_folder(root, split), limit, seed)
-    kind, folder = source("cats_dogs")
-    if kind == "sample":
-        return labelled_files(folder / split, limit, seed)
-    # Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
-    # seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures
-    paths, labels, classes = labelled_files(folder / "PetImages", seed=seed)
-    chosen = []
+    if not root:
+        kind, folder = source("cats_dogs")
+        if kind != "sample":
+            return _kaggle_files(split, folder / "PetImages", limit, seed)
+    folders = {}
+    for name in CATS_DOGS_SPLITS:  # a split missing is an error only when it is asked for
+        try:
+            folders[name] = split_folder(root, name) if root else folder / name
+        except FileNotFoundError:
+            if name == split:
+                raise
+    _two_classes(folders.values())
+    training = None
+    if split == "validation" and "train" in folders:
+        training = {d: p for p, d in _digests(folders["train"]).items()}
+    return labelled_files(folders[split], limit, seed, training=training)
+
+
+def _kaggle_files(split, folder, limit, seed):
+    """Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
+    seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures."""
+    _two_classes([folder])
+    paths, labels, classes = labelled_files(folder, seed=seed)
+    chosen = {"train": [], "validation": []}
     for label in range(len(classes)):
         mine = [i for i, y in enumerate(labels) if y == label]
         n_val = min(TUTORIAL_PER_CLASS["validation"], round(len(mine) * 0.2))
-        n_train = TUTORIAL_PER_CLASS["train"]
-        chosen += mine[:n_val] if split == "validation" else mine[n_val:n_val + n_train]
-    chosen = sorted(chosen)[:limit]
-    return [paths[i] for i in chosen], [labels[i] for i in chosen], classes
+        chosen["validation"] += mine[:n_val]
+        chosen["train"] += mine[n_val:n_val + TUTORIAL_PER_CLASS["train"]]
+    if split == "validation":  # the same picture twice in PetImages: keep it out of validation
+        digests = _digests(folder)
+        trained = {digests[paths[i]] for i in chosen["train"]}
+        kept = [i for i in chosen["validation"] if digests[paths[i]] not in trained]
+        if len(kept) < len(chosen["validation"]):
+            print(f"{shown(folder)}: not used for validation: "
+                  f"{_plural(len(chosen['validation']) - len(kept), 'picture')} also chosen for "
+                  "training, which would flatter the accuracy measured here")
+        chosen["validation"] = kept
+    picked = sorted(chosen[split])[:limit]
+    return [paths[i] for i in picked], [labels[i] for i in picked], classes
 
 
 def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=None):

@@ -3,8 +3,11 @@
 Every file is fully decoded (not just its header): a truncated JPEG only shows up
 when its last rows are read. The verdict on each file of a folder is kept in the course
 cache, keyed by path, size and modification time, so an unchanged file is decoded once.
+`decode_picture` is the one decoder: training, prediction and the check all read a picture
+with it, as viewers show it (turned upright by its EXIF orientation, transparency on white).
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -19,16 +22,23 @@ from PIL import Image
 from . import config
 
 __all__ = ["CHECK_VERSION", "IMAGE_SUFFIXES", "MAX_PIXELS", "PIPELINE_FORMATS", "check_image",
-           "check_images", "ImageReport", "printable", "read_picture", "unused_line",
-           "verdict_file"]
+           "check_images", "decode_picture", "exif_orientation", "ImageReport", "is_hidden",
+           "printable", "read_picture", "unused_line", "verdict_file"]
 
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp"}
-CHECK_VERSION = 2  # raise it when check_image changes: cached verdicts are then redone
+# .jfif: the name Windows browsers give a saved JPEG
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
+CHECK_VERSION = 3  # raise it when check_image changes: cached verdicts are then redone
 MAX_PIXELS = 40_000_000  # larger pictures are refused before decoding (decompression bombs)
-_SUFFIX_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".gif": "GIF",
+_SUFFIX_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".jfif": "JPEG", ".png": "PNG", ".gif": "GIF",
                   ".bmp": "BMP", ".webp": "WEBP"}
+# Files that operating systems and apps put next to pictures, by name (lower case)
+_SYSTEM_FILES = {"thumbs.db": "Windows Thumbs.db", "desktop.ini": "Windows desktop.ini",
+                 ".ds_store": "macOS .DS_Store"}
+# Picture formats the pipeline cannot decode (.heic: an iPhone's photos; .dng etc.: raw camera)
+_CONVERT = {".heic", ".heif", ".avif", ".tif", ".tiff", ".jxl", ".dng", ".cr2", ".nef", ".arw",
+            ".psd"}
 
 
 @dataclass
@@ -39,14 +49,16 @@ class ImageReport:
     bad: list = field(default_factory=list)  # (path, reason): skipped
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
     unused: list = field(default_factory=list)  # files that are no pictures (by name)
+    hidden: list = field(default_factory=list)  # (hidden folder, files in it): not entered
+    digests: dict = field(default_factory=dict)  # path -> digest of the content (good files)
     decoded: int = 0  # files decoded now (the others had an up-to-date verdict in the cache)
     seconds: float = 0.0  # time the check took
 
     def summary(self):
         text = f"{len(self.good)} usable images, {len(self.bad)} skipped"
         lines = [text] + [f"  skipped {printable(p)}: {why}" for p, why in self.bad]
-        if self.unused:
-            lines.append(f"  {unused_line(self.unused)}")
+        if self.unused or self.hidden:
+            lines.append(f"  {unused_line(self.unused, self.hidden)}")
         return "\n".join(lines)
 
 
@@ -55,35 +67,199 @@ def printable(path):
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
-def unused_line(paths):
-    """One line on the files that were not read as pictures, grouped by kind."""
-    kinds = Counter("hidden" if p.name.startswith(".") else (p.suffix.lower() or "no suffix")
-                    for p in paths)
-    groups = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
-    files = f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
-    return (f"not used: {files} that are not pictures by their name ({groups}); "
-            f"only {', '.join(sorted(IMAGE_SUFFIXES))} files are read")
+def is_hidden(name):
+    """True for a file or folder name that file browsers hide or that an OS or app keeps
+    there for itself (.ipynb_checkpoints, macOS ._ files and __MACOSX/ from zips)."""
+    return name.startswith(".") or name == "__MACOSX"
+
+
+def _kind(path):
+    name = path.name.lower()
+    if name in _SYSTEM_FILES:
+        return _SYSTEM_FILES[name]
+    if name.startswith("._"):
+        return "macOS ._ (AppleDouble)"
+    if name.startswith("."):
+        return "hidden"
+    return path.suffix.lower() or "no suffix"
+
+
+def _plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def unused_line(paths, hidden=()):
+    """One line on the files that were not read as pictures, grouped by kind, and on the
+    (hidden folder, file count) pairs of `hidden`, whose files were not read either."""
+    parts = []
+    if paths:
+        groups = ", ".join(f"{n} {kind}" for kind, n in sorted(Counter(map(_kind, paths)).items()))
+        verb = ("is not a picture by its name" if len(paths) == 1
+                else "are not pictures by their name")
+        parts.append(f"{_plural(len(paths), 'file')} that {verb} ({groups})")
+    if hidden:
+        counts = Counter()
+        for folder, n in hidden:
+            counts[f"{Path(folder).name}/"] += n
+        folders = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+        parts.append(f"{_plural(sum(counts.values()), 'file')} in hidden folders ({folders})")
+    suffixes = ", ".join(sorted(IMAGE_SUFFIXES))
+    line = f"not used: {' and '.join(parts)}; only {suffixes} files are read"
+    convert = sorted({p.suffix.lower() for p in paths} & _CONVERT)
+    if convert:
+        names = ", ".join(convert[:-1]) + " and " * (len(convert) > 1) + convert[-1]
+        line += f": convert the {names} pictures to JPEG first"
+    return line
+
+
+# Where a picture keeps its EXIF block, and how far in its TIFF data begins: a JPEG in an APP1
+# segment near its start, a PNG in an eXIf chunk before the pixels, a WebP in an EXIF chunk
+# (4 bytes of size first) after them. A JPEG's or PNG's first 64 KB are searched, a WebP whole.
+_PNG, _WEBP = b"\x89PNG", b"RIFF"
+_EXIF = {"jpeg": b"Exif\x00\x00", "png": b"eXIf", "webp": b"EXIF"}
+_HEAD = 1 << 16  # an EXIF block holds at most 64 KB
+_TIFF = (b"II*\x00", b"MM\x00*")  # a TIFF header: little-endian ("II") or big-endian ("MM")
+_ORIENTATION_TAG = 0x0112  # EXIF orientation: 1 upright, 2-8 mirrored and/or rotated
+_ENTRIES = 32  # IFD entries looked at (tags are sorted, and 0x0112 comes early)
+_READ = 1024  # bytes of the TIFF block read: its header and first IFD
+
+
+def _tiff_orientation(tiff):
+    """The orientation tag in the first IFD of a TIFF block (TensorFlow ops), 0 if none."""
+    import tensorflow as tf
+
+    raw = tf.cast(tf.io.decode_raw(tf.strings.substr(tiff, 0, _READ), tf.uint8), tf.int32)
+    b = tf.pad(raw, [[0, _READ - tf.shape(raw)[0]]])
+    big = b[0] == 77  # "MM"
+
+    def number(pairs):  # (n, 2) bytes -> n numbers in the block's byte order
+        return tf.reduce_sum(pairs * tf.where(big, [256, 1], [1, 256]), -1)
+
+    ifd = number(tf.reshape(b[4:8], (2, 2))) * tf.where(big, [65536, 1], [1, 65536])
+    ifd = tf.clip_by_value(tf.reduce_sum(ifd), 0, _READ - 2 - 12 * _ENTRIES)
+    count = number(b[ifd:ifd + 2][None])[0]
+    entries = tf.reshape(b[ifd + 2:ifd + 2 + 12 * _ENTRIES], (_ENTRIES, 6, 2))
+    fields = number(entries)  # per entry: tag, type, count (2 halves), value (2 halves)
+    match = ((fields[:, 0] == _ORIENTATION_TAG) & (fields[:, 1] == 3)
+             & (tf.range(_ENTRIES) < count))
+    value = tf.reduce_max(tf.where(match, fields[:, 4], 0))
+    return tf.where((value >= 1) & (value <= 8), value, 1)
+
+
+def _orientation(contents):
+    """The EXIF orientation of an encoded picture (TensorFlow ops), 1 if it has none."""
+    import tensorflow as tf
+
+    magic = tf.strings.substr(contents, 0, 4)
+    png, webp = magic == _PNG, magic == _WEBP
+    marker = tf.where(png, _EXIF["png"], tf.where(webp, _EXIF["webp"], _EXIF["jpeg"]))
+    text = tf.where(webp, contents, tf.strings.substr(contents, 0, _HEAD))
+    parts = tf.raw_ops.StringSplitV2(input=[text], sep=marker, maxsplit=1).values  # one op
+
+    def read():  # the TIFF block after the marker, if it starts with a TIFF header
+        after = parts[1]
+        tiff = tf.strings.substr(after, tf.minimum(tf.where(webp, 4, 0), tf.strings.length(after)),
+                                 _READ)
+        header = tf.strings.substr(tiff, 0, 4)
+        found = (header == _TIFF[0]) | (header == _TIFF[1])
+        return tf.where(found, _tiff_orientation(tiff), 1)
+
+    return tf.cond(tf.size(parts) == 2, read, lambda: tf.constant(1))
+
+
+@functools.cache
+def _traced(function):
+    """`function` of one encoded picture as a tf.function, traced once: a call outside tf.data
+    (the check, `predict`) then costs one call instead of a hundred small eager ones."""
+    import tensorflow as tf
+
+    return tf.function(function, input_signature=[tf.TensorSpec([], tf.string)], autograph=False)
+
+
+def _once(function, contents):
+    """`function(contents)` in a graph (tf.data) or, eagerly, as a tf.function traced once."""
+    import tensorflow as tf
+
+    return _traced(function)(contents) if tf.executing_eagerly() else function(contents)
+
+
+def exif_orientation(contents):
+    """The EXIF orientation (1-8) of an encoded JPEG, PNG or WebP picture as a TensorFlow
+    int32, 1 when it has none (notebook 06). Read with TensorFlow ops, so tf.data can."""
+    return _once(_orientation, contents)
+
+
+def decode_picture(contents):
+    """An encoded picture (JPEG, PNG, GIF, BMP, WebP; an animation's first frame) as viewers
+    show it: RGB uint8, turned upright by its EXIF orientation, transparent parts on white.
+    TensorFlow ops only: the pipeline, `predict` and the check all use it (notebook 06).
+    Give it files `check_image` keeps: TensorFlow's decoder aborts on an animated WebP."""
+    return _once(_decode, contents)
+
+
+def _decode(contents):
+    import tensorflow as tf
+
+    x = tf.io.decode_image(contents, expand_animations=False)  # channels as stored: 1 to 4
+    channels = tf.shape(x)[-1]  # gray, gray + alpha, RGB, RGB + alpha
+    orientation = _orientation(contents)
+
+    def shown():  # as viewers show it: RGB, transparent parts on white, turned upright
+        y = tf.cast(x, tf.float32)
+        color = tf.gather(y, tf.where(channels >= 3, [0, 1, 2], [0, 0, 0]), axis=-1)
+        alpha = tf.gather(y, [channels - 1], axis=-1) / 255
+        alpha = tf.where((channels == 2) | (channels == 4), alpha, 1.0)
+        y = color * alpha + 255 * (1 - alpha)
+        # 5-8: rows and columns swapped (a phone held upright); then mirrored and/or flipped
+        y = tf.transpose(y, tf.where(orientation >= 5, [1, 0, 2], [0, 1, 2]))
+        mirror, flip = (tf.reduce_any(orientation == v) for v in ([2, 3, 6, 7], [3, 4, 7, 8]))
+        y = tf.reverse(y, tf.boolean_mask([1, 0], [mirror, flip]))  # axis 1: width, 0: height
+        return tf.saturate_cast(tf.round(y), tf.uint8)
+
+    return tf.cond((channels == 3) & (orientation == 1), lambda: x, shown)  # most: as stored
 
 
 def read_picture(path, size):
-    """Decode one picture file (JPEG, PNG, GIF, BMP, WebP) to RGB and resize it to `size`
-    (height, width): float32 pixels 0..255. Training, prediction and benchmarks all use it,
-    and so does the check, so a file the check keeps is one the pipeline can decode."""
+    """Read and decode one picture file (`decode_picture`: upright, RGB) and resize it to `size`
+    (height, width): float32 pixels 0..255. Training, prediction, benchmarks and the check all
+    use it, so a file the check keeps is one the pipeline can decode, and the same way."""
     import tensorflow as tf
 
-    image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
-    return tf.image.resize(image, size)
+    return tf.image.resize(decode_picture(tf.io.read_file(path)), size)
 
 
-def _pipeline_error(path):
-    """Why TensorFlow's decoder refuses a file that Pillow reads, or None."""
+def _pipeline_read(path):
+    """(why TensorFlow's decoder refuses the file, None) or (None, its EXIF orientation)."""
     import tensorflow as tf
 
     try:
-        read_picture(str(path), (8, 8))
+        contents = tf.io.read_file(str(path))
+        decode_picture(contents)
     except (tf.errors.OpError, ValueError) as e:
-        return getattr(e, "message", str(e)).strip().splitlines()[-1][:160]
-    return None
+        return getattr(e, "message", str(e)).strip().splitlines()[-1][:160], None
+    return None, int(exif_orientation(contents))
+
+
+def _unidentified(path):
+    """Why Pillow cannot identify a file: a picture format it lacks, or no picture at all."""
+    head = path.read_bytes()[:64]
+    if head[4:8] == b"ftyp":  # ISO media: HEIC (iPhone), AVIF
+        avif = head[8:11] == b"avi"
+        kind = "an AVIF picture" if avif else "a HEIC picture (an iPhone's format)"
+        return f"{kind}, which the pipeline cannot decode; convert it to JPEG"
+    head = head.lstrip().lower()
+    kind = "text or HTML" if head[:1] in (b"<", b"{") or head.isascii() else "unknown data"
+    return f"not an image ({kind}, {path.stat().st_size} bytes)"
+
+
+def _pillow_orientation(im):
+    """The EXIF orientation tag as Pillow reads it, None if none or unreadable."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Corrupt EXIF data": the picture may still be fine
+            return im.getexif().get(_ORIENTATION_TAG)
+    except Exception:  # an EXIF block Pillow cannot read at all: no orientation either
+        return None
 
 
 def check_image(path):
@@ -102,6 +278,8 @@ def check_image(path):
             with Image.open(path) as im:
                 fmt, mode, size = im.format, im.mode, im.size
                 frames = getattr(im, "n_frames", 1)
+                alpha = "A" in im.getbands() or "transparency" in im.info
+                orientation = _pillow_orientation(im)
                 if size[0] * size[1] > MAX_PIXELS:
                     return False, (f"too large to decode safely ({size[0]}x{size[1]} pixels, "
                                    f"limit {MAX_PIXELS:,}); resize it first")
@@ -109,22 +287,35 @@ def check_image(path):
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as e:
         return False, f"refused as a decompression bomb ({e})"
     except Image.UnidentifiedImageError:
-        head = path.read_bytes()[:64].lstrip().lower()
-        kind = "text or HTML" if head[:1] in (b"<", b"{") or head.isascii() else "unknown data"
-        return False, f"not an image ({kind}, {path.stat().st_size} bytes)"
+        return False, _unidentified(path)
     except (OSError, SyntaxError, ValueError) as e:
         return False, f"unreadable or truncated ({e})"
     if fmt not in PIPELINE_FORMATS:
         return False, f"{fmt} images cannot be decoded by the pipeline; convert to JPEG or PNG"
-    refused = _pipeline_error(path)
+    if fmt == "WEBP" and frames > 1:  # refused before TensorFlow's decoder, which it can crash
+        return False, (f"an animated WebP ({frames} frames), which TensorFlow's decoder cannot "
+                       "read; save its first frame as PNG or JPEG")
+    refused, turned = _pipeline_read(path)
     if refused:
         return False, (f"a {fmt} file (mode {mode}) that TensorFlow's decoder refuses "
                        f"({refused}); convert it to JPEG or PNG")
+    if fmt == "BMP" and mode == "P":
+        return False, ("a BMP with a colour palette, which TensorFlow's decoder reads as gray "
+                       "levels; convert it to PNG or JPEG")
+    if orientation in range(1, 9) and orientation != turned:
+        return False, (f"its EXIF orientation {orientation} is stored where the pipeline does "
+                       "not read it, so it would be used turned; save it upright as a JPEG")
     notes = []
     expected = _SUFFIX_FORMAT.get(path.suffix.lower())
     if expected and fmt not in (expected, "MPO"):
         notes.append(f"{fmt} data in a {path.suffix} file")
-    if mode not in ("RGB", "L"):
+    if turned != 1:
+        notes.append(f"turned upright as its EXIF orientation ({turned}) says")
+    if alpha and fmt == "GIF":  # TensorFlow's GIF decoder drops the transparency
+        notes.append("transparent parts become black; save it as PNG to have them white")
+    elif alpha:
+        notes.append(f"mode {mode} with transparency: transparent parts are shown on white")
+    elif mode not in ("RGB", "L"):
         notes.append(f"mode {mode} is converted to RGB")
     if frames > 1:
         notes.append(f"animated ({frames} frames): the first frame is used")
@@ -132,20 +323,24 @@ def check_image(path):
 
 
 def _walk(folder):
-    """(pictures, others): files below `folder` with a picture suffix, and every other file
-    (hidden ones too), both sorted; hidden folders are not entered, link loops walked once."""
-    seen, pictures, others = set(), [], []
+    """(pictures, others, hidden): files below `folder` with a picture suffix, every other file
+    (hidden ones too), both sorted, and (hidden folder, files in it) for each hidden folder,
+    which is not entered; link loops are walked once."""
+    seen, pictures, others, hidden = set(), [], [], []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in seen:
             dirnames[:] = []
             continue
         seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(d for d in dirnames if is_hidden(d)):
+            inside = Path(dirpath) / name
+            hidden.append((inside, sum(len(files) for _, _, files in os.walk(inside))))
+        dirnames[:] = sorted(d for d in dirnames if not is_hidden(d))
         for name in sorted(filenames):
-            picture = not name.startswith(".") and Path(name).suffix.lower() in IMAGE_SUFFIXES
+            picture = not is_hidden(name) and Path(name).suffix.lower() in IMAGE_SUFFIXES
             (pictures if picture else others).append(Path(dirpath) / name)
-    return pictures, others
+    return pictures, others, hidden
 
 
 def verdict_file(folder):
@@ -177,6 +372,7 @@ def check_images(folder_or_files):
 
     Below a folder, a file whose path, size and modification time are unchanged since its
     last check keeps its verdict from the cache; a new or changed file is decoded again.
+    The report keeps a digest of each usable file's bytes: equal digests, the same picture.
     """
     start = time.perf_counter()
     folder = None
@@ -184,15 +380,15 @@ def check_images(folder_or_files):
         folder = Path(folder_or_files)
         if not folder.is_dir():
             raise FileNotFoundError(f"{folder} is not a folder of images.")
-        files, others = _walk(folder)
+        files, others, hidden = _walk(folder)
     else:
-        files, others = [Path(p) for p in folder_or_files], []
+        files, others, hidden = [Path(p) for p in folder_or_files], [], []
     cache = verdict_file(folder) if folder else None
     old = _load_verdicts(cache) if cache else {}
     if old.pop("version", None) != CHECK_VERSION:
         old = {}  # verdicts of an older check: check again
     verdicts = {"version": CHECK_VERSION}
-    report = ImageReport(unused=others)
+    report = ImageReport(unused=others, hidden=hidden)
     for path in files:
         key = str(path)
         try:
@@ -202,13 +398,15 @@ def check_images(folder_or_files):
             report.bad.append((path, f"cannot be read ({e.strerror or e})"))
             continue
         if old.get(key, [None])[:2] == stamp:
-            ok, message = old[key][2:]
+            ok, message, digest = old[key][2:]
         else:
             ok, message = check_image(path)
+            digest = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest() if ok else None
             report.decoded += 1
-        verdicts[key] = [*stamp, ok, message]
+        verdicts[key] = [*stamp, ok, message, digest]
         if ok:
             report.good.append(path)
+            report.digests[path] = digest
             if message:
                 report.notes.append((path, message))
         else:

@@ -1,7 +1,8 @@
-"""Predicting single pictures with the trained cat/dog model (notebook 06).
+"""Predicting single pictures with the trained cat/dog models (notebook 06).
 
 The course's models take 0..255 pixels and rescale inside, so prediction code cannot
 forget the 1/255. `without_rescaling` rebuilds the tutorial's setup to show that bug.
+`trained_cats_dogs` is notebook 04's network, `trained_transfer` notebook 03's transfer model.
 """
 
 from pathlib import Path
@@ -9,16 +10,19 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from . import config, data, images, ladder, training
+from . import config, data, images, ladder, models, training
 
-__all__ = ["PICTURES", "dog_probability", "grad_cam", "load_pictures", "model_path", "my_pictures",
-           "trained_cats_dogs", "verdicts", "without_rescaling"]
+__all__ = ["PICTURES", "TRANSFER", "dog_probability", "grad_cam", "load_pictures", "model_path",
+           "my_pictures", "train_transfer", "trained_cats_dogs", "trained_transfer", "verdicts",
+           "without_rescaling"]
 
 PICTURES = config.ROOT / "my_pictures"  # learners drop their own pictures here
+TRANSFER = "cats_dogs_transfer"  # the name notebook 03 saves its fine-tuned transfer model under
 
 
 def model_path(name="cats_dogs_original"):
-    """Where notebook 04 saves its model: one file per profile (a smoke model is no model)."""
+    """Where notebook 04 (and 03, `name=TRANSFER`) saves its model: one file per profile
+    (a smoke model is no model)."""
     return config.BUILD_DIR / "models" / f"{name}_{config.profile()}.keras"
 
 
@@ -32,6 +36,46 @@ def trained_cats_dogs():
     print(f"{data.shown(path)} is missing (run notebook 04 for it); "
           f"training the original net for {s.epochs} epochs instead.")
     model, _ = ladder.train("0", config.SEED, s)
+    training.save_model(model, path)
+    return model
+
+
+def train_transfer(s=None):
+    """Notebook 03's transfer model, trained the way 03 does on its page under the `transfer`
+    settings `s`: the ImageNet base's features computed once, a new head trained on them, then
+    the base's top third fine-tuned with the head at a low learning rate. In: 0..255 pixels;
+    out: (p(cat), p(dog))."""
+    s = s or config.settings("transfer")
+    config.set_seed()
+    base = models.imagenet_base(s.base, s.image_size)
+    train = data.cats_dogs("train", image_size=s.image_size, batch_size=s.batch, limit=s.train)
+    features, labels = models.extract_features(base, train)
+    head = models.classifier_head(features.shape[1:], len(train.class_names))
+    head.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    head.fit(features, labels, epochs=s.head_epochs, batch_size=s.batch, verbose=0)
+    backbone = base.layers[-1]  # the Keras application inside the base
+    backbone.trainable = True
+    for layer in backbone.layers[: -len(backbone.layers) // 3]:
+        layer.trainable = False
+    model = keras.Sequential([base, head], name="fine_tuned")
+    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    model.fit(train, epochs=s.finetune_epochs, shuffle=False, verbose=0)
+    return model
+
+
+def trained_transfer():
+    """The transfer model notebook 03 saved for this profile; without one, train it now the
+    way 03 does (`train_transfer`, saying so) and save it."""
+    path = model_path(TRANSFER)
+    if path.exists():
+        print(f"Loaded {data.shown(path)}")
+        return keras.saving.load_model(path)
+    s = config.settings("transfer")
+    print(f"{data.shown(path)} is missing (run notebook 03 for it); training notebook 03's "
+          f"transfer model instead (epochs: head {s.head_epochs}, "
+          f"fine-tuning {s.finetune_epochs}).")
+    model = train_transfer(s)
     training.save_model(model, path)
     return model
 
@@ -54,21 +98,24 @@ def load_pictures(paths, image_size):
 def my_pictures(folder=PICTURES):
     """The usable pictures a learner put into `folder` (sorted); [] when there are none.
     Every other file is named with the reason it is not used (the folder's own README and
-    .gitignore aside)."""
+    .gitignore aside), and a used one with a note (turned upright, transparency) too."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
     report = images.check_images(folder)
     for path, why in report.bad:
         print(f"Not used: {data.shown(path)}: {why}")
+    for path, note in report.notes:
+        print(f"Used: {data.shown(path)}: {note}")
     unused = [p for p in report.unused if p.name not in ("README.md", ".gitignore")]
-    if unused:
-        print(f"{data.shown(folder)}: {images.unused_line(unused)}")
+    if unused or report.hidden:
+        print(f"{data.shown(folder)}: {images.unused_line(unused, report.hidden)}")
     return sorted(report.good)
 
 
 def dog_probability(model, pictures):
-    """p(dog) for a batch of 0..255 pictures; refuses pictures already scaled to 0..1."""
+    """p(dog) for a batch of 0..255 pictures, from a one-sigmoid model or a (cat, dog) softmax;
+    refuses pictures already scaled to 0..1."""
     pictures = np.asarray(pictures, dtype="float32")
     if pictures.ndim != 4:
         raise ValueError(f"Expected a batch (N, height, width, 3), got shape {pictures.shape}; "
@@ -77,7 +124,11 @@ def dog_probability(model, pictures):
         raise ValueError("These pictures look scaled to 0..1 already (largest value "
                          f"{pictures.max():.2f}); this model rescales by itself: "
                          "pass 0..255 pixels.")
-    return model.predict(pictures, verbose=0)[:, 0]
+    outputs = model.output_shape[-1]
+    if outputs not in (1, 2):
+        raise ValueError(f"{model.name} has {outputs} outputs; a cat/dog model has one (p(dog)) "
+                         "or two (p(cat), p(dog)).")
+    return model.predict(pictures, verbose=0)[:, outputs - 1]
 
 
 def verdicts(p_dog, unsure=(0.5, 0.5)):

@@ -258,3 +258,112 @@ def test_wrong_arguments_name_the_valid_choices():
         models.cats_dogs_net("3", image_size=32)
     with pytest.raises(ValueError, match="split must be 'train' or 'validation'"):
         data.cats_dogs("test")
+
+
+# --- a learner's own cat/dog folder: classes that do not match, copies, stray files -------------
+
+
+def test_a_third_class_folder_is_refused_naming_both_splits(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    root = tutorial_folder(tmp_path / "mine", train=2, test=1)
+    write_jpeg(root / "training_set" / "birds" / "robin.jpg")
+    for split in ("train", "validation"):  # either split: the folder as a whole is wrong
+        with pytest.raises(ValueError) as error:
+            data.cats_dogs_files(split, root=root)
+        message = str(error.value)
+        assert "training_set holds birds, cats, dogs" in message
+        assert "test_set holds cats, dogs" in message and "move birds/ out" in message
+
+
+def test_splits_whose_class_folders_have_other_names_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    root = tutorial_folder(tmp_path / "mine", train=2, test=0)
+    for name in ("cat", "dog"):  # paired by sorted position, these would pass silently
+        write_jpeg(root / "test_set" / name / f"{name}.1.jpg")
+    with pytest.raises(ValueError, match=r"training_set holds cats, dogs; .*test_set holds "
+                                         r"cat, dog\. To fix it, move cat/, cats/, dog/, dogs/"):
+        data.cats_dogs("train", root=root)
+
+
+def test_two_splits_with_the_same_three_classes_are_refused_for_a_one_output_network(tmp_path):
+    root = tutorial_folder(tmp_path / "mine", train=1, test=1)
+    for split in ("training_set", "test_set"):
+        write_jpeg(root / split / "birds" / "robin.jpg")
+    with pytest.raises(ValueError, match="one output.*keep two class folders"):
+        data.cats_dogs_files("train", root=root)
+
+
+def test_a_general_class_folder_reports_its_classes_and_counts(tmp_path, capsys):
+    for name, n in (("apples", 2), ("bananas", 3), ("cherries", 1)):
+        for i in range(n):
+            write_jpeg(tmp_path / name / f"{i}.jpg", seed=10 * len(name) + i)
+    paths, labels, classes = data.labelled_files(tmp_path)
+    assert classes == ["apples", "bananas", "cherries"] and sorted(labels) == [0, 0, 1, 1, 1, 2]
+    assert "6 images in 3 classes (apples 2, bananas 3, cherries 1)" in capsys.readouterr().out
+    data.labelled_files(tmp_path, limit=2)
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "2 images in 3 classes" in line  # the counts are of the pictures used
+
+
+def test_a_validation_picture_that_is_also_a_training_picture_is_left_out(tmp_path, monkeypatch,
+                                                                          capsys):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    root = tutorial_folder(tmp_path / "mine", train=3, test=2)
+    copied = root / "test_set" / "cats" / "also_in_training.jpg"
+    copied.write_bytes((root / "training_set" / "cats" / "cat.1.jpg").read_bytes())
+    paths, labels, _ = data.cats_dogs_files("validation", root=root)
+    out = capsys.readouterr().out
+    assert len(paths) == 4 and str(copied) not in paths
+    assert ("not used: 1 picture also among the training pictures, which would flatter the "
+            "accuracy measured here: cats/also_in_training.jpg = ") in out
+    assert "cat.1.jpg" in out
+    train, _, _ = data.cats_dogs_files("train", root=root)
+    assert len(train) == 6  # the training split keeps its pictures
+
+
+def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is_flagged(
+        tmp_path, capsys):
+    a = write_jpeg(tmp_path / "cats" / "a.jpg")
+    (tmp_path / "cats" / "a (1).jpg").write_bytes(a.read_bytes())  # a browser's second download
+    b = write_jpeg(tmp_path / "cats" / "b.jpg", seed=1)
+    (tmp_path / "dogs" / "b.jpg").parent.mkdir()
+    (tmp_path / "dogs" / "b.jpg").write_bytes(b.read_bytes())
+    write_jpeg(tmp_path / "dogs" / "d.jpg", seed=2)
+    paths, _, _ = data.labelled_files(tmp_path)
+    out = capsys.readouterr().out
+    assert len(paths) == 5
+    assert "1 picture stored more than once in one class (same bytes; each copy is used): " \
+           "cats/a (1).jpg = cats/a.jpg" in out
+    assert "1 picture in two classes at once, so one copy has the wrong label" in out
+    assert "cats/b.jpg = dogs/b.jpg" in out
+
+
+def test_files_and_folders_outside_the_class_folders_are_named(tmp_path, capsys):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    write_jpeg(tmp_path / "dogs" / "b.jpg", seed=1)
+    write_jpeg(tmp_path / "forgotten.jpg", seed=2)  # next to the class folders, not inside
+    (tmp_path / "__MACOSX" / "cats").mkdir(parents=True)  # from a Mac's zip: no class
+    (tmp_path / "__MACOSX" / "cats" / "._a.jpg").write_bytes(b"\x00\x05\x16\x07")
+    (tmp_path / "cats" / ".ipynb_checkpoints").mkdir()
+    write_jpeg(tmp_path / "cats" / ".ipynb_checkpoints" / "a-checkpoint.jpg", seed=3)
+    paths, labels, classes = data.labelled_files(tmp_path)
+    out = capsys.readouterr().out
+    assert classes == ["cats", "dogs"] and len(paths) == 2
+    assert "not used: __MACOSX/, forgotten.jpg (outside the class folders, or hidden)" in out
+    assert "not used: 1 file in hidden folders (.ipynb_checkpoints/ 1)" in out
+
+
+def test_kaggles_unsplit_folder_keeps_a_picture_chosen_for_training_out_of_validation(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setattr(data, "source", lambda name: ("full", tmp_path))
+    same = write_jpeg(tmp_path / "PetImages" / "Cat" / "0.jpg")
+    for i in range(1, 5):  # five copies of one cat: a copy is chosen for each split
+        (tmp_path / "PetImages" / "Cat" / f"{i}.jpg").write_bytes(same.read_bytes())
+        write_jpeg(tmp_path / "PetImages" / "Dog" / f"{i}.jpg", seed=i)
+    write_jpeg(tmp_path / "PetImages" / "Dog" / "0.jpg", seed=9)
+    paths, labels, classes = data.cats_dogs_files("validation")
+    assert classes == ["Cat", "Dog"] and labels == [1]  # the cat was held out, the dog kept
+    assert "not used for validation: 1 picture also chosen for training" in capsys.readouterr().out
+    train, _, _ = data.cats_dogs_files("train")
+    assert len(train) == 8

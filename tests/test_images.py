@@ -1,13 +1,14 @@
 """helpers.images: every file of a messy folder is used or named with its reason."""
 
 import os
+from pathlib import Path
 
 from helpers import data, images
 
 import numpy as np
 import pytest
 from conftest import write_jpeg
-from PIL import Image
+from PIL import Image, ImageOps
 
 
 @pytest.fixture
@@ -50,11 +51,9 @@ def test_usable_oddities_are_kept_with_a_note(messy_folder):
 
 
 def test_the_pipeline_decodes_every_kept_file(messy_folder):
-    import tensorflow as tf
-
     for path in images.check_images(messy_folder).good:
-        image = tf.io.decode_image(tf.io.read_file(str(path)), channels=3, expand_animations=False)
-        assert image.shape[-1] == 3, path
+        image = images.read_picture(str(path), (16, 16))
+        assert image.shape == (16, 16, 3), path
 
 
 def test_summary_names_each_skipped_file(messy_folder):
@@ -115,7 +114,9 @@ def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
     every = {p.name for p in phone_and_zip_folder.rglob("*") if not p.is_dir()}
     assert used | set(bad) | unused == every  # nothing vanished
     line = images.unused_line(report.unused)
-    assert line.startswith("not used: 6 files") and "1 .heic" in line and "1 hidden" in line
+    assert line.startswith("not used: 6 files that are not pictures by their name")
+    assert "1 .heic" in line and "1 macOS ._ (AppleDouble)" in line
+    assert "1 Windows Thumbs.db" in line and "convert the .avif, .heic and .tif pictures" in line
 
 
 def test_a_loader_reports_the_counts_and_never_crashes_on_such_a_folder(phone_and_zip_folder,
@@ -153,3 +154,179 @@ def test_pillow_decompression_bomb_limit_is_reported(tmp_path, monkeypatch):
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
     ok, why = images.check_image(tmp_path / "bomb.png")
     assert not ok and "decompression bomb" in why
+
+
+# --- pictures as a phone, an app or another operating system leaves them -------------------
+
+# A raw EXIF block with only the orientation tag, in both byte orders cameras write:
+# "MM" (big-endian: iPhones, Pillow) and "II" (little-endian: most Android phones).
+EXIF = {"big-endian": b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01"
+                      b"\x00%c\x00\x00\x00\x00\x00\x00",
+        "little-endian": b"Exif\x00\x00II*\x00\x08\x00\x00\x00\x01\x00\x12\x01\x03\x00\x01\x00"
+                         b"\x00\x00%c\x00\x00\x00\x00\x00\x00\x00"}
+
+
+def portrait():
+    """An upright picture 40 wide, 60 high: red top half, blue bottom half."""
+    array = np.zeros((60, 40, 3), np.uint8)
+    array[:30, :, 0] = array[30:, :, 2] = 255
+    return Image.fromarray(array)
+
+
+def top_is_red(picture):
+    """True when the top rows of a (height, width, 3) picture are red and the bottom ones blue."""
+    picture = np.asarray(picture, dtype="float32")
+    quarter = len(picture) // 4
+    top, bottom = picture[:quarter].mean((0, 1)), picture[-quarter:].mean((0, 1))
+    return top[0] > 200 > top[2] and bottom[2] > 200 > bottom[0]
+
+
+@pytest.mark.parametrize("order", EXIF)
+def test_a_phone_photo_is_read_upright_by_the_pipeline_and_by_predict(tmp_path, order):
+    from helpers import predict
+
+    import tensorflow as tf
+
+    # stored as the phone's sensor saw it, turned 90 degrees anticlockwise, with orientation 6
+    # ("turn it 90 degrees clockwise to show it")
+    path = tmp_path / "IMG_0042.JPG"
+    portrait().rotate(90, expand=True).save(path, "JPEG", quality=95, exif=EXIF[order] % 6)
+    stored = tf.io.decode_jpeg(tf.io.read_file(str(path))).numpy()
+    assert stored.shape == (40, 60, 3) and not top_is_red(stored)  # as stored: on its side
+    assert top_is_red(ImageOps.exif_transpose(Image.open(path)))  # as a viewer shows it
+    assert int(images.exif_orientation(tf.io.read_file(str(path)))) == 6
+    assert images.decode_picture(tf.io.read_file(str(path))).shape == (60, 40, 3)
+    batch, _ = next(iter(data.image_pipeline([str(path)], [0], 32, batch_size=1)))
+    assert top_is_red(batch[0])  # what the network trains on
+    assert top_is_red(predict.load_pictures([path], 32)[0])  # what it is asked about
+    ok, note = images.check_image(path)
+    assert ok and "turned upright as its EXIF orientation (6) says" in note
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "WEBP"])
+def test_every_exif_orientation_is_applied_as_pillow_applies_it(tmp_path, fmt):
+    import tensorflow as tf
+
+    blocks = np.random.default_rng(4).integers(0, 255, (3, 5, 3), dtype=np.uint8)
+    rgb = blocks.repeat(8, axis=0).repeat(8, axis=1)  # 24 x 40 in blocks: JPEG keeps them well
+    rgb[:8, :8] = 255  # a white corner, so that every turn and mirror looks different
+    options = {"JPEG": dict(quality=100, subsampling=0), "PNG": {}, "WEBP": dict(lossless=True)}
+    options = options[fmt]
+    for orientation in range(1, 9):
+        exif = Image.Exif()
+        exif[0x0112] = orientation
+        path = tmp_path / f"o{orientation}.{fmt.lower()}"
+        Image.fromarray(rgb).save(path, fmt, exif=exif, **options)
+        viewer = np.asarray(ImageOps.exif_transpose(Image.open(path)).convert("RGB"), "float32")
+        ours = images.decode_picture(tf.io.read_file(str(path))).numpy()
+        assert ours.shape == viewer.shape, (fmt, orientation)
+        assert np.abs(ours - viewer).mean() < 3, (fmt, orientation)
+
+
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data")  # Pillow, writing the broken block
+def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
+    import tensorflow as tf
+
+    plain = write_jpeg(tmp_path / "plain.jpg")
+    assert int(images.exif_orientation(tf.io.read_file(str(plain)))) == 1
+    broken = tmp_path / "broken_exif.jpg"  # an orientation entry pointing past the block's end
+    Image.open(plain).save(broken, exif=b"Exif\x00\x00MM\x00*\xff\xff\xff\xf0")
+    assert int(images.exif_orientation(tf.io.read_file(str(broken)))) == 1
+    assert images.check_image(broken)[0]
+
+
+def test_transparent_parts_are_shown_on_white_as_viewers_show_them(tmp_path):
+    rgba = np.zeros((20, 20, 4), np.uint8)
+    rgba[:, 10:] = [200, 30, 30, 255]  # the right half a red object; the left half transparent
+    Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.png")
+    Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.webp", lossless=True)
+    Image.fromarray(rgba[..., [0, 3]], "LA").save(tmp_path / "gray_alpha.png")
+    report = images.check_images(tmp_path)
+    assert len(report.good) == 3 and not report.bad  # an RGBA WebP too, which TF's own refuses
+    for path in report.good:
+        picture = images.read_picture(str(path), (20, 20)).numpy()
+        assert picture[:, :8].min() > 250, path  # white where it is transparent, not black
+        assert picture[:, 12:, 1].max() < 60 or "gray" in path.name, path
+    assert all("transparent parts are shown on white" in note for _, note in report.notes)
+
+
+def test_a_cmyk_jpeg_has_the_colours_other_programs_show(tmp_path):
+    rgb = np.zeros((16, 32, 3), np.uint8)
+    rgb[:, :16] = [220, 40, 40]
+    rgb[:, 16:] = [40, 40, 220]
+    Image.fromarray(rgb).convert("CMYK").save(tmp_path / "print.jpg", quality=95)
+    viewer = np.asarray(Image.open(tmp_path / "print.jpg").convert("RGB"), "float32")
+    ours = images.read_picture(str(tmp_path / "print.jpg"), (16, 32)).numpy()
+    assert np.abs(ours - viewer).mean() < 8 and np.abs(ours - rgb).mean() < 20
+
+
+def test_hidden_folders_inside_a_class_folder_are_named_with_their_counts(tmp_path):
+    write_jpeg(tmp_path / "cats" / "tom.jpg")
+    write_jpeg(tmp_path / "cats" / ".ipynb_checkpoints" / "tom-checkpoint.jpg")
+    write_jpeg(tmp_path / "cats" / ".ipynb_checkpoints" / "deep" / "x.jpg", seed=1)
+    write_jpeg(tmp_path / "cats" / "garden" / ".thumbnails" / "small.jpg", seed=2)
+    (tmp_path / "cats" / "__MACOSX").mkdir()  # what unzipping a Mac's zip leaves
+    (tmp_path / "cats" / "__MACOSX" / "._tom.jpg").write_bytes(b"\x00\x05\x16\x07")
+    report = images.check_images(tmp_path / "cats")
+    assert [p.name for p in report.good] == ["tom.jpg"] and not report.unused
+    line = images.unused_line(report.unused, report.hidden)
+    assert ("not used: 4 files in hidden folders (.ipynb_checkpoints/ 2, .thumbnails/ 1, "
+            "__MACOSX/ 1)") in line
+
+
+def test_the_not_used_line_counts_in_good_english():
+    one = images.unused_line([Path("cats/notes.txt")])
+    two = images.unused_line([Path("cats/notes.txt"), Path("cats/desktop.ini")])
+    assert one.startswith("not used: 1 file that is not a picture by its name (1 .txt)")
+    assert two.startswith("not used: 2 files that are not pictures by their name "
+                          "(1 .txt, 1 Windows desktop.ini)")
+    assert "1 file in hidden folders" in images.unused_line([], [(Path("c/.thumbnails"), 1)])
+
+
+def test_names_and_formats_from_other_systems_are_used_or_named(tmp_path):
+    rgb = np.random.default_rng(6).integers(0, 255, (20, 20, 3), dtype=np.uint8)
+    for name in ("A.JPEG", "B.PNG", "C.Jpg", "saved_by_edge.jfif", "D.WEBP", "E.GIF"):
+        Image.fromarray(rgb).save(tmp_path / name, {".jfif": "JPEG"}.get(Path(name).suffix))
+    (tmp_path / "IMG_0007.jpg").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))  # renamed
+    (tmp_path / "desktop.ini").write_text("[.ShellClassInfo]\n")
+    (tmp_path / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    report = images.check_images(tmp_path)
+    assert len(report.good) == 6
+    assert report.bad == [(tmp_path / "IMG_0007.jpg", "a HEIC picture (an iPhone's format), "
+                           "which the pipeline cannot decode; convert it to JPEG")]
+    line = images.unused_line(report.unused)
+    assert "1 Windows desktop.ini" in line and "1 macOS .DS_Store" in line
+
+
+def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(tmp_path, monkeypatch):
+    from helpers import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    a = write_jpeg(tmp_path / "pics" / "a.jpg")
+    (tmp_path / "pics" / "copy of a.jpg").write_bytes(a.read_bytes())
+    write_jpeg(tmp_path / "pics" / "b.jpg", seed=1)
+    for _ in range(2):  # the second time from the cache
+        digests = images.check_images(tmp_path / "pics").digests
+        assert len(digests) == 3 and len(set(digests.values())) == 2
+
+
+def test_a_palette_bmp_is_refused_and_a_transparent_gif_is_named(tmp_path):
+    rgb = np.zeros((10, 10, 3), np.uint8)
+    rgb[:, :5], rgb[:, 5:] = [20, 200, 20], [200, 30, 30]
+    Image.fromarray(rgb).convert("P").save(tmp_path / "paint.bmp")  # TF: palette numbers as gray
+    gif = Image.fromarray(rgb).quantize(2)  # two palette colours, the left one transparent
+    gif.save(tmp_path / "logo.gif", transparency=gif.getpixel((0, 0)))
+    report = images.check_images(tmp_path)
+    assert [p.name for p, _ in report.bad] == ["paint.bmp"]
+    assert "colour palette, which TensorFlow's decoder reads as gray" in report.bad[0][1]
+    assert report.notes == [(tmp_path / "logo.gif", "transparent parts become black; save it "
+                             "as PNG to have them white")]
+    assert images.read_picture(str(tmp_path / "logo.gif"), (10, 10)).numpy()[:, :4].max() < 5
+
+
+def test_an_animated_webp_is_refused_with_its_reason(tmp_path):
+    rgb = np.random.default_rng(7).integers(0, 255, (20, 30, 3), dtype=np.uint8)
+    frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
+    frames[0].save(tmp_path / "sticker.webp", save_all=True, append_images=frames[1:])
+    ok, why = images.check_image(tmp_path / "sticker.webp")  # TensorFlow would abort on it
+    assert not ok and why.startswith("an animated WebP (2 frames)")

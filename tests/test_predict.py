@@ -115,3 +115,42 @@ def test_a_missing_model_is_trained_saved_and_then_loaded(profile, monkeypatch, 
     assert again.count_params() == model.count_params() == 813_217
 
 
+
+
+def test_a_two_output_softmax_answers_with_its_dog_column():
+    model = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten(),
+                              keras.layers.Dense(2, activation="softmax")])
+    model.layers[-1].set_weights([np.zeros((48, 2), "float32"), np.array([0.0, 2.0], "float32")])
+    p = predict.dog_probability(model, np.full((3, 4, 4, 3), 100.0))
+    np.testing.assert_allclose(p, np.exp(2) / (1 + np.exp(2)), rtol=1e-5)  # (cat, dog): dog
+    three = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten(),
+                              keras.layers.Dense(3, activation="softmax")])
+    with pytest.raises(ValueError, match="has 3 outputs"):
+        predict.dog_probability(three, np.full((1, 4, 4, 3), 100.0))
+
+
+def test_my_pictures_names_a_hidden_folder_with_its_count(tmp_path, capsys):
+    from conftest import write_jpeg
+
+    good = write_jpeg(tmp_path / "rex.jpg")
+    write_jpeg(tmp_path / ".ipynb_checkpoints" / "rex-checkpoint.jpg")
+    assert predict.my_pictures(tmp_path) == [good]
+    assert "1 file in hidden folders (.ipynb_checkpoints/ 1)" in capsys.readouterr().out
+
+
+# Keras 3.15 converts MobileNet's variables with np.array(copy=False) while saving
+@pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy keyword")
+def test_a_missing_transfer_model_is_trained_saved_and_loads_with_plain_keras(
+        profile, monkeypatch, tmp_path, capsys):
+    profile("smoke")
+    monkeypatch.setattr(config, "BUILD_DIR", tmp_path)
+    model = predict.trained_transfer()
+    path = predict.model_path(predict.TRANSFER)
+    assert path == tmp_path / "models" / "cats_dogs_transfer_smoke.keras" and path.exists()
+    assert "is missing (run notebook 03 for it)" in capsys.readouterr().out
+    plain = keras.saving.load_model(path)  # no course code needed to read it back
+    pictures = predict.load_pictures(data.sample_pictures(), model.input_shape[1])
+    np.testing.assert_allclose(predict.dog_probability(plain, pictures),
+                               predict.dog_probability(model, pictures), atol=1e-6)
+    predict.trained_transfer()
+    assert "Loaded" in capsys.readouterr().out
