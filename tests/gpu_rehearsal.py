@@ -1,14 +1,15 @@
-"""A GPU rehearsal without a GPU: the fake `nvidia-smi` of tests/fake_bin first on PATH.
+"""A GPU rehearsal without a GPU: the fake `nvidia-smi` of tests/fake_bin first on PATH, and
+TensorFlow's device lists reporting its GPUs (tests/fake_gpu.py), whose work runs on the CPU.
 
-A test module imports the fixture (`from gpu_rehearsal import fake_nvidia_smi`) and takes it as
-an argument; every process it starts (GPUtil's, the helpers', a notebook kernel's) then finds
-the fake, which reports the GPUs named in FAKE_NVIDIA_SMI_GPUS with utilisation, memory, power
-and temperature that change from call to call. TensorFlow still sees no GPU.
+A test module imports a fixture (`from gpu_rehearsal import fake_gpu`) and takes it as an
+argument. `fake_nvidia_smi`: every process the test starts (GPUtil's, the helpers', a notebook
+kernel's) finds the fake nvidia-smi, which reports two Tesla T4s with utilisation, memory,
+power and temperature that change from call to call. `fake_gpu`: that, and TensorFlow in the
+test's own process lists those two GPUs.
 
-Notebook kernels started by nbval inherit the PATH pytest was started with:
-
-    PATH=$PWD/tests/fake_bin:$PATH COURSE_PROFILE=smoke .venv/bin/python -m pytest \
-        --nbval-lax notebooks/00_setup_and_hardware.ipynb
+Notebook kernels get both from `make test-gpu-rehearsal`, which puts tests/fake_bin first on
+PATH and points IPYTHONDIR at tests/ipython_gpu_rehearsal, whose startup file installs
+fake_gpu in every kernel.
 """
 
 import os
@@ -26,3 +27,12 @@ def fake_nvidia_smi(monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_NVIDIA_SMI_GPUS", "Tesla T4,Tesla T4")
     monkeypatch.setenv("FAKE_NVIDIA_SMI_STATE", str(tmp_path / "nvidia-smi-calls"))
     return FAKE_BIN / "nvidia-smi"
+
+
+@pytest.fixture
+def fake_gpu(fake_nvidia_smi, monkeypatch):
+    """The two T4s of fake_nvidia_smi, also in TensorFlow's device lists of this process."""
+    import fake_gpu as fake
+
+    fake.install(monkeypatch.setattr)
+    return fake_nvidia_smi

@@ -9,9 +9,9 @@ import ast
 import inspect
 import textwrap
 
-import nbformat
-
 from helpers import config
+
+import nbformat
 
 
 def defined_on_page(notebook, name):

@@ -1,0 +1,51 @@
+"""The helpers' GPU branches, run on a CPU under the rehearsal (tests/gpu_rehearsal.py): two
+Tesla T4s in nvidia-smi and in TensorFlow's device lists, their work placed on the CPU. What
+a CPU cannot rehearse (a GPU's speed, float16 Tensor Cores, a GPU allocator's memory figures,
+NCCL's all-reduce) is not asserted here."""
+
+from helpers import distributed, hardware, monitor, peak, plots
+
+import numpy as np
+import pytest
+from gpu_rehearsal import fake_gpu, fake_nvidia_smi  # noqa: F401  (fixtures, used by name)
+
+pytestmark = pytest.mark.usefixtures("fake_gpu")
+
+
+def test_the_hardware_table_and_mixed_precision_support_name_both_t4s():
+    gpus = [d for d in hardware.tensorflow_devices() if d["type"] == "GPU"]
+    assert [(g["gpu_name"], g["compute_capability"]) for g in gpus] == [("Tesla T4", (7, 5))] * 2
+    support = hardware.mixed_precision_support()
+    assert support["gpu_float16_tensor_cores"] and not support["gpu_bfloat16"]  # Turing: no bf16
+    assert list(hardware.table()["this machine"].filter(like="GPU").index) == ["GPU 0", "GPU 1"]
+
+
+def test_a_t4_is_offered_float16_but_not_bfloat16_and_work_placed_on_it_runs():
+    assert peak.devices()[-2:] == ["gpu:0", "gpu:1"]
+    assert peak.supported_dtypes("gpu:0") == ["float32", "float16"]
+    assert peak.matmul_flops(128, "float16", device="gpu:1", repeats=1) > 0
+
+
+def test_the_mirrored_strategy_keeps_one_replica_per_gpu_in_step():
+    import keras
+    import tensorflow as tf
+
+    strategy = distributed.mirrored_strategy()
+    assert strategy.num_replicas_in_sync == 2
+    with strategy.scope():
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+    model.fit(np.ones((8, 3)), np.ones((8, 1)), batch_size=4, epochs=1, verbose=0)
+    kernel = model.layers[0].kernel.value
+    replicas = strategy.experimental_local_results(kernel)
+    assert len(replicas) == 2 and all(np.allclose(r, replicas[0]) for r in replicas)
+    assert not np.allclose(kernel, 0) and isinstance(kernel, tf.Variable | tf.Tensor)
+
+
+def test_the_monitor_samples_each_gpu_and_the_plot_draws_a_line_for_each():
+    with monitor.Utilization(interval=0.05) as watch:
+        np.linalg.inv(np.random.default_rng(1).random((300, 300)) + np.eye(300))
+        watch.mark("inverse")
+    assert {"gpu0_pct", "gpu1_pct", "gpu0_power_w"} <= set(watch.samples[-1])
+    legend = [t.get_text() for t in plots.utilization(watch).axes[0].get_legend().get_texts()]
+    assert legend == ["CPU %", "GPU0 %", "GPU1 %"]
