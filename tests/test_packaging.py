@@ -124,3 +124,17 @@ def test_every_package_the_helpers_import_is_a_dependency():
     third_party = needed - set(sys.stdlib_module_names) - {"helpers"} - jax_backend_only
     missing = {distribution.get(n, n).lower() for n in third_party} - declared
     assert missing == set(), f"imported by helpers/ but not in dependencies: {missing}"
+
+
+def test_the_floors_are_the_oldest_stack_the_notebooks_are_tested_on():
+    """pyproject.toml promises that the helpers work from its floors up; `make test-colab` runs
+    every notebook on requirements-colab.txt. A floor below that stack is a promise nobody
+    checks, one above it refuses Colab."""
+    floors = dict(re.match(r"([\w-]+)>=([\d.]+)$", d).groups() for d in
+                  tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
+    tested = {}
+    for line in (ROOT / "requirements-colab.txt").read_text().splitlines():
+        found = re.match(r"([\w-]+)==([\d.]+?)(\.\*)?$", line.split("#")[0].strip())
+        if found:
+            tested[found[1].lower()] = found[2]
+    assert {name: tested.get(name) for name in floors} == floors
