@@ -20,13 +20,17 @@ import pytest
 FAKE_BIN = Path(__file__).parent / "fake_bin"
 
 
+def _on_path(monkeypatch, tmp_path, cards):
+    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_NVIDIA_SMI_GPUS", cards)
+    monkeypatch.setenv("FAKE_NVIDIA_SMI_STATE", str(tmp_path / "nvidia-smi-calls"))
+    return FAKE_BIN / "nvidia-smi"
+
+
 @pytest.fixture
 def fake_nvidia_smi(monkeypatch, tmp_path):
     """Two Tesla T4s (Colab's GPU) behind a fake nvidia-smi; returns the fake's path."""
-    monkeypatch.setenv("PATH", f"{FAKE_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("FAKE_NVIDIA_SMI_GPUS", "Tesla T4,Tesla T4")
-    monkeypatch.setenv("FAKE_NVIDIA_SMI_STATE", str(tmp_path / "nvidia-smi-calls"))
-    return FAKE_BIN / "nvidia-smi"
+    return _on_path(monkeypatch, tmp_path, "Tesla T4,Tesla T4")
 
 
 @pytest.fixture
@@ -36,3 +40,14 @@ def fake_gpu(fake_nvidia_smi, monkeypatch):
 
     fake.install(monkeypatch.setattr)
     return fake_nvidia_smi
+
+
+@pytest.fixture
+def one_fake_gpu(monkeypatch, tmp_path):
+    """One T4, in nvidia-smi and TensorFlow: what `make test-gpu-rehearsal` gives notebooks.
+    (A MirroredStrategy over two fake GPUs waits forever: its all-reduce is NCCL's.)"""
+    import fake_gpu as fake
+
+    path = _on_path(monkeypatch, tmp_path, "Tesla T4")
+    fake.install(monkeypatch.setattr)
+    return path
