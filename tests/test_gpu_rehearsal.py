@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gpu_rehearsal import fake_gpu, fake_nvidia_smi, one_fake_gpu  # noqa: F401  (fixtures)
 
+
 @pytest.mark.usefixtures("fake_gpu")
 def test_the_hardware_table_and_mixed_precision_support_name_both_t4s():
     gpus = [d for d in hardware.tensorflow_devices() if d["type"] == "GPU"]
