@@ -1,34 +1,33 @@
-"""One worker of a multi-worker training: `python -m helpers.worker FOLDER`.
+"""One worker of notebook 10's multi-worker training: `python -m helpers.worker FOLDER`.
 
-helpers.distributed starts one of these per worker, with TF_CONFIG in the environment.
-FOLDER/job.json says what to train (keys: JOB_DEFAULTS). The worker writes:
-
-- FOLDER/progress_<i>.txt   "epoch N start" / "epoch N end" lines (the kill demo watches them)
-- FOLDER/result_<i>.json    epochs run, first epoch, losses, images/s, validation accuracy
-- FOLDER/weights_<i>.npz    its final weights (to check that every worker has the same ones)
-- FOLDER/backup_<i>/        a tf.train.Checkpoint of model, optimizer and epoch after each epoch
-
-Keras 3's `model.fit` does not yet run under MultiWorkerMirroredStrategy with more than one
-worker (keras-team/keras issue 20585: it fails before the first step), so the worker trains
-with the loop `fit` would run: `strategy.run` of one step per replica, the loss averaged over
-the *global* batch, and the Keras optimizer summing the gradients of all replicas
-(an all-reduce) before it updates the weights.
+helpers.distributed starts one per worker with its TF_CONFIG; FOLDER/job.json says what to
+train (keys: JOB_DEFAULTS). Notebook 10 writes out `join_cluster`, `my_share`,
+`restore_or_start` and the step functions (tests keep them identical); `main` adds the
+records in FOLDER: progress lines, losses, images/s, validation accuracy, final weights.
+It trains with the step `fit` would run: Keras 3's `fit` fails under
+MultiWorkerMirroredStrategy with two or more workers (keras-team/keras issue 20585).
 """
 
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
-__all__ = ["JOB_DEFAULTS", "main", "read_job"]
+import keras
+import numpy as np
+import tensorflow as tf
 
-JOB_DEFAULTS = {"step": "0", "image_size": 64, "per_worker_batch": 16, "train_limit": None,
-                "val_limit": None, "epochs": 2, "threads": 1, "seed": 42, "profile": "sample"}
+from . import config, data, models
+from .timing import StepTimer
+
+__all__ = ["JOB_DEFAULTS", "join_cluster", "main", "my_share", "read_job", "restore_or_start"]
+
+JOB_DEFAULTS = {"per_worker_batch": 16, "train_limit": None, "val_limit": None, "epochs": 2,
+                "threads": 1, "profile": "sample"}
 
 
 def read_job(path):
-    """The job of FOLDER/job.json merged over JOB_DEFAULTS; unknown keys are an error."""
+    """FOLDER/job.json merged over JOB_DEFAULTS; unknown keys are an error (notebook 10)."""
     job = json.loads((Path(path) / "job.json").read_text())
     unknown = sorted(set(job) - set(JOB_DEFAULTS))
     if unknown:
@@ -36,85 +35,46 @@ def read_job(path):
     return {**JOB_DEFAULTS, **job}
 
 
+def join_cluster():
+    """The strategy of the cluster in TF_CONFIG, and the net and optimizer mirrored by it
+    (notebook 10)."""
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()  # reads TF_CONFIG, waits for all
+    with strategy.scope():
+        model = models.cats_dogs_net("0", seed=config.SEED)
+        optimizer = keras.optimizers.Adam()
+        optimizer.build(model.trainable_variables)
+    return strategy, model, optimizer
+
+
+def my_share(context, paths, labels, global_batch):
+    """The files of one worker's input pipeline: every n-th from its own index, whole global
+    batches only (notebook 10)."""
+    steps = len(paths) // global_batch
+    mine = slice(context.input_pipeline_id, steps * global_batch, context.num_input_pipelines)
+    return paths[mine], labels[mine]
+
+
+def restore_or_start(model, optimizer, folder):
+    """An epoch counter and a checkpoint manager of model, optimizer and counter in `folder`,
+    restored from its latest checkpoint if there is one (notebook 10)."""
+    epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
+    backup = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model, optimizer=optimizer, epoch=epoch), str(folder),
+        max_to_keep=2)
+    if backup.latest_checkpoint:
+        backup.checkpoint.restore(backup.latest_checkpoint).assert_existing_objects_matched()
+    return epoch, backup
+
+
 def log(*parts):
     print(*parts, flush=True)
 
 
-def _cluster(job):
-    """This worker's index, its MultiWorkerMirroredStrategy and the global batch."""
-    import tensorflow as tf
-
-    # One thread pool per worker, sized as if each worker were its own machine.
-    tf.config.threading.set_intra_op_parallelism_threads(job["threads"])
-    tf.config.threading.set_inter_op_parallelism_threads(job["threads"])
-    index = json.loads(os.environ.get("TF_CONFIG", "{}")).get("task", {}).get("index", 0)
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    replicas = strategy.num_replicas_in_sync  # one CPU replica per worker
-    global_batch = job["per_worker_batch"] * replicas
-    log(f"worker {index}: {replicas} replica(s) in sync, global batch {global_batch} = "
-        f"{job['per_worker_batch']} per worker x {replicas}")
-    return index, strategy, global_batch
-
-
-def _batches(job, strategy, global_batch, index):
-    """An iterator over this worker's share of the training pictures, and steps per epoch."""
-    from helpers import data
-
-    paths, labels, _ = data.cats_dogs_files("train", limit=job["train_limit"], seed=job["seed"])
-    steps = len(paths) // global_batch
-    if steps < 1:
-        raise ValueError(f"{len(paths)} training pictures are fewer than one global batch "
-                         f"({global_batch}): use more pictures or a smaller batch.")
-
-    def shard(context):
-        """This worker's share of the files: every n-th file, starting at its own index
-        (sliced before decoding, so that no worker decodes another's pictures)."""
-        mine = slice(context.input_pipeline_id, steps * global_batch,
-                     context.num_input_pipelines)
-        batch = context.get_per_replica_batch_size(global_batch)
-        return data.image_pipeline(paths[mine], labels[mine], job["image_size"], batch,
-                                   shuffle=True, seed=job["seed"]).repeat()
-
-    log(f"worker {index}: reads {steps * job['per_worker_batch']} of the "
-        f"{steps * global_batch} pictures (its shard), {steps} steps per epoch")
-    return iter(strategy.distribute_datasets_from_function(shard)), steps
-
-
-def _model(job, strategy, path, index):
-    """The step's network, its optimizer and an epoch counter, restored from this worker's
-    last backup if there is one; and the backup manager."""
-    from helpers import config, models
-
-    import keras
-    import tensorflow as tf
-
-    config.set_seed(job["seed"])
-    with strategy.scope():
-        model = models.cats_dogs_net(job["step"], seed=job["seed"],
-                                     image_size=job["image_size"])
-        optimizer = keras.optimizers.Adam()
-        optimizer.build(model.trainable_variables)
-        epoch = tf.Variable(0, dtype=tf.int64, trainable=False)
-    backup = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model, optimizer=optimizer, epoch=epoch),
-        str(path / f"backup_{index}"), max_to_keep=2)
-    if backup.latest_checkpoint:
-        backup.checkpoint.restore(backup.latest_checkpoint).assert_existing_objects_matched()
-        log(f"worker {index}: restored {Path(backup.latest_checkpoint).name}, "
-            f"resuming after epoch {int(epoch.numpy())}")
-    return model, optimizer, epoch, backup
-
-
 def _accuracy(model, job):
     """The share of the validation pictures the model gets right."""
-    from helpers import data
-
-    import keras
-    import numpy as np
-
     paths, labels, _ = data.cats_dogs_files("validation", limit=job["val_limit"])
     correct = 0
-    for images, targets in data.image_pipeline(paths, labels, job["image_size"], 64):
+    for images, targets in data.image_pipeline(paths, labels, model.input_shape[1], 64):
         predicted = keras.ops.convert_to_numpy(model(images, training=False))[:, 0] > 0.5
         correct += int(np.sum(predicted == targets.numpy().astype(bool)))
     return correct / len(paths)
@@ -125,15 +85,33 @@ def main(path):
     path = Path(path)
     job = read_job(path)
     os.environ["COURSE_PROFILE"] = job["profile"]
-    from helpers.timing import StepTimer
+    # One thread pool per worker, sized as if each worker were its own machine.
+    tf.config.threading.set_intra_op_parallelism_threads(job["threads"])
+    tf.config.threading.set_inter_op_parallelism_threads(job["threads"])
+    config.set_seed(config.SEED)
+    strategy, model, optimizer = join_cluster()
+    index, replicas = strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync
+    global_batch = job["per_worker_batch"] * replicas
+    paths, labels, _ = data.cats_dogs_files("train", limit=job["train_limit"])
+    steps = len(paths) // global_batch
+    if steps < 1:
+        raise ValueError(f"{len(paths)} training pictures are fewer than one global batch "
+                         f"({global_batch}): use more pictures or a smaller batch.")
+    log(f"worker {index}: {replicas} replica(s) in sync, global batch {global_batch} = "
+        f"{job['per_worker_batch']} per worker x {replicas}; reads "
+        f"{steps * job['per_worker_batch']} of {steps * global_batch} pictures (its share), "
+        f"{steps} steps per epoch")
 
-    import keras
-    import numpy as np
-    import tensorflow as tf
+    def shard(context):  # called once on each worker, with that worker's context
+        mine = my_share(context, paths, labels, global_batch)
+        batch = context.get_per_replica_batch_size(global_batch)
+        return data.image_pipeline(*mine, model.input_shape[1], batch, shuffle=True).repeat()
 
-    index, strategy, global_batch = _cluster(job)
-    batches, steps = _batches(job, strategy, global_batch, index)
-    model, optimizer, epoch, backup = _model(job, strategy, path, index)
+    batches = iter(strategy.distribute_datasets_from_function(shard))
+    epoch, backup = restore_or_start(model, optimizer, path / f"backup_{index}")
+    if int(epoch.numpy()):
+        log(f"worker {index}: restored {Path(backup.latest_checkpoint).name}, "
+            f"resuming after epoch {int(epoch.numpy())}")
 
     def replica_step(images, targets):
         with tf.GradientTape() as tape:
@@ -151,7 +129,7 @@ def main(path):
         return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
     progress, first_epoch, losses, rates = path / f"progress_{index}.txt", None, [], []
-    clock, started = StepTimer(), time.perf_counter()
+    clock = StepTimer()
     while int(epoch.numpy()) < job["epochs"]:
         number = int(epoch.numpy()) + 1
         first_epoch = first_epoch or number
@@ -170,11 +148,8 @@ def main(path):
             f.write(f"epoch {number} end\n")
         log(f"worker {index}: epoch {number}/{job['epochs']}  loss {losses[-1]:.4f}  "
             f"{rates[-1]:,.0f} images/s (all workers together)  {clock.wall_s():.1f} s")
-    result = {"worker": index, "workers": strategy.num_replicas_in_sync,
-              "global_batch": global_batch, "steps_per_epoch": steps, "first_epoch": first_epoch,
-              "epochs": job["epochs"], "losses": losses, "epoch_rates": rates,
-              "images_per_s": rates[-1] if rates else None,
-              "wall_s": time.perf_counter() - started, "val_accuracy": _accuracy(model, job)}
+    result = {"first_epoch": first_epoch, "epochs": job["epochs"], "losses": losses,
+              "images_per_s": rates[-1] if rates else None, "val_accuracy": _accuracy(model, job)}
     np.savez(path / f"weights_{index}.npz", *[w.numpy() for w in model.weights])
     (path / f"result_{index}.json").write_text(json.dumps(result, indent=1))
     # A last all-reduce as a barrier: worker 0 hosts the cluster's coordination service,

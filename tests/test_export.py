@@ -1,73 +1,143 @@
-"""Exports must load again and predict what the Keras model predicts; edge models must classify."""
+"""Notebook 11's export, run as the page writes it: the files load again and predict what the
+Keras model predicts, int8 keeps the float32 answers, the interpreter scales uint8 inputs; the
+ImageNet classifiers see a cat."""
 
-from helpers import config, data, export, sources
+import json
+import subprocess
+import sys
+from functools import partial
+from types import SimpleNamespace
+
+from helpers import config, data, export, models, predict, sources, timing
 
 import keras
 import numpy as np
+import page_source
 import pytest
+import tensorflow as tf
 from keras import layers
 
-
-@pytest.fixture(scope="module", params=["model.export", "converter"])
-def exported(request, tmp_path_factory):
-    """The files of both TFLite routes: Keras 3.13+'s `model.export(format="litert")`, and
-    TensorFlow's converter on the SavedModel, which older Keras (Colab's 3.10) gets."""
-    if request.param == "model.export" and not export.keras_exports_litert():
-        pytest.skip(f"Keras {keras.version()} has no model.export(format='litert')")
-    if request.param == "converter":
-        patch = pytest.MonkeyPatch()
-        patch.setattr(export, "keras_exports_litert", lambda: False)
-        request.addfinalizer(patch.undo)
-    keras.utils.set_random_seed(0)
-    model = keras.Sequential([
-        keras.Input((16, 16, 3)), layers.RandomFlip("horizontal"), layers.RandomZoom(0.2),
-        layers.Rescaling(1 / 255), layers.Conv2D(4, 3, activation="relu"),
-        layers.GlobalAveragePooling2D(), layers.Dense(1, activation="sigmoid")])
-    images = np.random.default_rng(0).uniform(0, 255, (32, 16, 16, 3)).astype("float32")
-    paths = export.export_all(model, tmp_path_factory.mktemp("exports"), images)
-    return model, images, paths
+NOTEBOOK = "11_inference_and_edge"
+ON_THE_PAGE = ("saved_model", "to_tflite", "load_tflite", "run_tflite", "top5")
 
 
-def test_float_exports_predict_like_the_keras_model(exported):
-    model, images, paths = exported
+def page_functions():
+    """The functions notebook 11 writes out (they live on its page alone), defined here."""
+    namespace = {"keras": keras, "np": np, "tf": tf, "partial": partial, "predict": predict,
+                 "timing": timing}
+    for name in ON_THE_PAGE:
+        exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
+    return SimpleNamespace(**{name: namespace[name] for name in ON_THE_PAGE})
+
+
+page = page_functions()
+
+
+def pictures(size, count=32):
+    """`count` real validation pictures of the sample, 0..255 float32."""
+    batches = data.cats_dogs("validation", size, count, limit=count)
+    return np.concatenate([x.numpy() for x, _ in batches])
+
+
+def one_at_a_time(interpreter, images):
+    """The page's way: every picture on its own through the interpreter."""
+    return np.concatenate([page.run_tflite(interpreter, image[None]) for image in images])
+
+
+def export_all(model, folder, calibration):
+    """The five files of notebook 11's section 3, made with the page's functions."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"keras": folder / "model.keras", "saved_model": folder / "saved_model"}
+    model.save(paths["keras"])
+    page.saved_model(model, paths["saved_model"])
+    for variant, quantize in [("tflite_float32", None), ("tflite_dynamic", "dynamic"),
+                              ("tflite_int8", "int8")]:
+        paths[variant] = folder / f"{variant}.tflite"
+        paths[variant].write_bytes(page.to_tflite(paths["saved_model"], quantize, calibration))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def course_net(tmp_path_factory):
+    """The course's network (augmentation inside, dense weights large enough to quantize) and
+    its five files, calibrated on real pictures."""
+    model = models.cats_dogs_net("2", image_size=32, seed=1)
+    images = pictures(32)
+    return model, images, export_all(model, tmp_path_factory.mktemp("course_net"), images)
+
+
+def test_float_exports_predict_like_the_keras_model_not_its_augmentation(course_net):
+    model, images, paths = course_net
     reference = model.predict(images, verbose=0)
-    for variant in ("keras", "saved_model", "tflite_float32"):
-        predicted = export.load(variant, paths[variant])(images)
-        assert np.abs(predicted - reference).max() < 1e-4, variant
+    served = tf.saved_model.load(str(paths["saved_model"]))
+    answers = {"keras": keras.saving.load_model(paths["keras"]).predict(images, verbose=0),
+               "saved_model": served.serve(images).numpy(),
+               "tflite_float32": one_at_a_time(page.load_tflite(paths["tflite_float32"]), images)}
+    for variant, answer in answers.items():
+        assert np.abs(answer - reference).max() < 1e-4, variant
 
 
-def test_quantized_exports_stay_close_and_are_smaller(exported):
-    model, images, paths = exported
+def test_quantized_files_are_over_3x_smaller_and_answer_close_to_float32(course_net):
+    model, images, paths = course_net
     reference = model.predict(images, verbose=0)
-    int8 = export.TFLiteModel(paths["tflite_int8"])
-    assert int8.input_dtype == "uint8"
+    float32 = paths["tflite_float32"].stat().st_size
     for variant in ("tflite_dynamic", "tflite_int8"):
-        assert np.abs(export.load(variant, paths[variant])(images) - reference).max() < 0.05
-    assert export.size_bytes(paths["saved_model"]) > 0
+        assert paths[variant].stat().st_size < float32 / 3, variant
+        answer = one_at_a_time(page.load_tflite(paths[variant]), images)
+        assert np.abs(answer - reference).max() < 0.05, variant
 
 
-def test_bad_inputs_get_clear_errors(exported, tmp_path):
-    model, images, paths = exported
-    with pytest.raises(ValueError, match=r"expects images of shape \(N, 16, 16, 3\)"):
-        export.TFLiteModel(paths["tflite_float32"]).predict(images[:, :8])
-    with pytest.raises(FileNotFoundError, match="export the model first"):
-        export.TFLiteModel(tmp_path / "missing.tflite")
-    with pytest.raises(ValueError, match="calibration must be"):
-        export.export_all(model, tmp_path / "x", np.zeros((0, 16, 16, 3)))
-    with pytest.raises(KeyError, match="Unknown variant"):
-        export.load("onnx", tmp_path)
-    with pytest.raises(ValueError, match="repeats"):
-        export.latency(len, images, repeats=0)
+def test_the_int8_input_takes_float_pixels_in_its_own_scale_and_zero_point(tmp_path):
+    """A network fed 0..1 pixels: its int8 input step is 1/255, and the page must divide by it."""
+    model = keras.Sequential([keras.Input((16, 16, 3)), layers.GlobalAveragePooling2D(),
+                              layers.Dense(1, activation="sigmoid")])
+    model.layers[-1].set_weights([np.full((3, 1), 10.0), np.array([-15.0])])  # brightness
+    images = pictures(16) / 255
+    reference = model.predict(images, verbose=0)
+    assert np.ptp(reference) > 0.3  # the answers differ between pictures: scaling shows
+    page.saved_model(model, tmp_path / "saved_model")
+    (tmp_path / "int8.tflite").write_bytes(page.to_tflite(tmp_path / "saved_model", "int8", images))
+    interpreter = page.load_tflite(tmp_path / "int8.tflite")
+    scale, zero = interpreter.get_input_details()[0]["quantization"]
+    assert zero == 0 and scale == pytest.approx(images.max() / 255, rel=1e-3)
+    answer = one_at_a_time(interpreter, images)
+    assert np.abs(answer - reference).max() < 0.05
+    by_hand = np.round(images / scale).astype("uint8")  # uint8 goes in as it is
+    assert np.array_equal(one_at_a_time(interpreter, by_hand), answer)
+
+
+@pytest.mark.slow
+def test_int8_classifies_the_validation_pictures_within_2_points_of_float32(tmp_path):
+    model = predict.trained_cats_dogs()  # notebook 04's network, as notebook 11 takes it
+    size = model.input_shape[1]
+    val = data.cats_dogs("validation", size, 64)
+    images = np.concatenate([x.numpy() for x, _ in val])
+    labels = np.concatenate([y.numpy() for _, y in val]).astype(bool)
+    paths = export_all(model, tmp_path, pictures(size, 200))
+    accuracy = {variant: np.mean((one_at_a_time(page.load_tflite(paths[variant]),
+                                                images)[:, 0] > 0.5) == labels)
+                for variant in ("tflite_float32", "tflite_int8")}
+    assert accuracy["tflite_float32"] - accuracy["tflite_int8"] <= 0.02, accuracy
+
+
+def test_bad_inputs_get_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="quantize must be None, 'dynamic' or 'int8'"):
+        page.to_tflite(tmp_path, "int4")
+    with pytest.raises(ValueError, match="int8 with calibration pictures"):
+        page.to_tflite(tmp_path, "int8")
     (tmp_path / "labels.txt").write_text("a\nb\n")
     with pytest.raises(ValueError, match="1001"):
         export.imagenet_labels(tmp_path / "labels.txt")
 
 
+def cat_picture():
+    return next(p for p in data.sample_pictures() if p.name == "cat.png")
+
+
 def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
-    classifier = export.TFLiteModel(
+    classifier = page.load_tflite(
         sources.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
-    cat = next(p for p in data.sample_pictures() if p.name == "cat.png")
-    best, seconds = export.top5(classifier, cat, export.imagenet_labels())
+    best, seconds = page.top5(classifier, cat_picture(), export.imagenet_labels())
     assert best[0][0] in export.CAT_CLASSES and seconds > 0
     assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
 
@@ -102,11 +172,10 @@ def test_each_larger_classifier_matches_its_pin_and_sees_a_cat(profile, monkeypa
 
     monkeypatch.setattr(sources, "download", download)
     profile("full")
-    cat = next(p for p in data.sample_pictures() if p.name == "cat.png")
     paths = export.zoo_classifiers()
     assert [p.name for p in paths] == list(export.ZOO)
     for path in paths:
-        best, _ = export.top5(export.TFLiteModel(path), cat, export.imagenet_labels())
+        best, _ = page.top5(page.load_tflite(path), cat_picture(), export.imagenet_labels())
         assert best[0][0] in export.CAT_CLASSES, (path.name, best[0])
 
 
@@ -132,60 +201,41 @@ print(json.dumps(out))
 """
 
 
-@pytest.fixture(scope="module")
-def course_net(tmp_path_factory):
-    """The course's network (augmentation inside, dense weights large enough to quantize),
-    exported the way this Keras exports it."""
-    from helpers import models
-
-    model = models.cats_dogs_net("2", image_size=32, seed=1)
-    images = np.random.default_rng(1).uniform(0, 255, (8, 32, 32, 3)).astype("float32")
-    out = tmp_path_factory.mktemp("course_net")
-    return model, images, export.export_all(model, out, images)
-
-
 def test_the_course_network_exports_load_anywhere_without_the_course(course_net):
-    import json
-    import subprocess
-    import sys
-
     model, images, paths = course_net
     folder = paths["keras"].parent
-    np.save(folder / "images.npy", images)
+    np.save(folder / "images.npy", images[:8])
     done = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_THE_COURSE], cwd=folder,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    expected = model.predict(images, verbose=0)[:, 0]
+    expected = model.predict(images[:8], verbose=0)[:, 0]
     for variant, predicted in json.loads(done.stdout.strip().splitlines()[-1]).items():
-        assert paths[variant].exists()
         np.testing.assert_allclose(predicted, expected, atol=1e-4, err_msg=variant)
 
 
-RELEASE_AFTER_A_BATCH = """
+RELEASE_AS_ON_COLAB = """
 import gc, sys
 sys.modules["ai_edge_litert"] = None  # TensorFlow's interpreter, as on Colab
 import numpy as np
-from helpers import export
-export.TFLiteModel(sys.argv[1])  # its deprecation is said once, not at every model built
-model = export.TFLiteModel(sys.argv[1])
-print(model.runtime, model.predict(np.zeros((16, 32, 32, 3), "float32")).shape)
-del model
+import tensorflow as tf
+exec(sys.stdin.read())  # notebook 11's load_tflite and run_tflite
+interpreter = load_tflite(sys.argv[1])
+pictures = np.zeros((16, 32, 32, 3), "float32")
+answers = np.concatenate([run_tflite(interpreter, p[None]) for p in pictures])
+print(type(interpreter).__module__, answers.shape)
+del interpreter
 gc.collect()
 print("released")
 """
 
 
-def test_a_dynamic_range_model_run_at_batch_16_is_released_without_a_crash(course_net):
-    import subprocess
-    import sys
-
-    from helpers import config
-
-    path = course_net[2]["tflite_dynamic"]  # TensorFlow 2.19's interpreter crashed here
-    done = subprocess.run([sys.executable, "-c", RELEASE_AFTER_A_BATCH, str(path)],
+def test_a_dynamic_range_model_is_released_without_a_crash_on_tensorflows_interpreter(
+        course_net):
+    path = course_net[2]["tflite_dynamic"]  # TensorFlow 2.19's interpreter crashed freeing one
+    source = "\n\n".join(page_source.defined_on_page(NOTEBOOK, name)
+                         for name in ("load_tflite", "run_tflite"))
+    done = subprocess.run([sys.executable, "-c", RELEASE_AS_ON_COLAB, str(path)], input=source,
                           cwd=config.ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"exit code {done.returncode}: {done.stderr[-2000:]}"
-    assert "tf.lite.Interpreter (16, 1)" in done.stdout and "released" in done.stdout
-    assert done.stdout.count("Notice: LiteRT (ai-edge-litert) is not installed") == 1
-    assert "is deprecated" not in done.stderr  # the kernel's stderr would fail checked cells
-
+    assert "tensorflow.lite.python.interpreter (16, 1)" in done.stdout
+    assert "released" in done.stdout
