@@ -1,18 +1,19 @@
-"""Every network the course builds, one function each, shared by notebooks and tests."""
+"""Every network the course builds, one function each, for later notebooks and tests."""
 
 import math
 
 import keras
+import numpy as np
 from keras import layers
 
 __all__ = ["BASES", "LADDER", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
            "augmentation", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
-           "classifier_head", "extract_features", "imagenet_base", "min_image_size", "mnist_cnn",
-           "sentiment_net", "text_lstm", "transfer_model"]
+           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "min_image_size",
+           "mnist_cnn", "sentiment_net", "text_lstm", "unfreeze_top_third"]
 
 
 def mnist_cnn():
-    """The primer's MNIST CNN: Conv 32 -> pool -> Conv 64 -> pool -> Conv 64 -> Dense 64 -> 10."""
+    """The primer's MNIST CNN, Conv 32/64/64 with pools -> Dense 64 -> 10 (notebook 01)."""
     return keras.Sequential([
         keras.Input((28, 28, 1)),
         layers.Conv2D(32, 3, activation="relu"),
@@ -27,8 +28,8 @@ def mnist_cnn():
 
 
 def architecture(model):
-    """A model's layers as (class name, settings) pairs, names left out and nested models
-    opened: two models with equal architectures are the same network, written twice."""
+    """A model's layers as (class, settings) pairs without names, nested models opened: equal
+    for one network written twice (notebook 01)."""
     rows = []
     for layer in model.layers:
         if isinstance(layer, keras.Model):
@@ -47,12 +48,8 @@ ZOOM_RANGE = 0.2
 
 
 def augmentation(seed=None):
-    """The tutorial's augmentation as Keras 3 layers, with Keras 2's units kept.
-
-    Keras 3's RandomShear takes the shear as a fraction of the picture (0.2 = 20 %), so
-    0.2 degrees becomes sin(0.2 deg) = 0.0035 of the height; RandomZoom gets a width factor
-    of its own, or it would keep the aspect ratio. The layers change pictures only in training.
-    """
+    """The tutorial's augmentation as Keras 3 layers, Keras 2's units kept: 0.2 degrees of
+    shear is a fraction sin(0.2 deg) = 0.0035; x and y zoom drawn apart (notebook 04)."""
     shear = math.sin(math.radians(SHEAR_DEGREES))
     zoom = (-ZOOM_RANGE, ZOOM_RANGE)
     return keras.Sequential([
@@ -75,7 +72,7 @@ LADDER = {
 
 
 def min_image_size(pairs):
-    """Smallest input side that survives `pairs` of Conv2D(3x3, valid) + MaxPool(2)."""
+    """Smallest input side that survives `pairs` of Conv2D(3x3) + MaxPool(2) (notebook 05)."""
     size = 1
     for _ in range(pairs):
         size = 2 * size + 2
@@ -83,13 +80,8 @@ def min_image_size(pairs):
 
 
 def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
-    """One step of the cat/dog ladder (see LADDER); keyword arguments override a step's settings.
-
-    0: the original net · 1: + Conv(64)+pool · 2: + Dropout(0.5) before the output ·
-    2b: step 2 without shear/zoom/flip · 3: 128 px, one more conv+pool pair, 64 filters each.
-    Input is 0..255 pixels; rescaling (and augmentation, when on) are part of the model.
-    output_dtype="float32" keeps the sigmoid layer in float32 under a mixed-precision policy.
-    """
+    """A step of the cat/dog ladder (LADDER; keywords override its settings), 0..255 pixels in
+    (notebooks 04, 05); output_dtype="float32" keeps the sigmoid float32 (notebook 09)."""
     if str(step) not in LADDER:
         raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
     unknown = set(changes) - set(LADDER["0"])
@@ -119,11 +111,8 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
 
 
 def cats_dogs_transfer(image_size=128, seed=None):
-    """Beyond the cat/dog ladder: the embedded MobileNet (alpha 0.25, ImageNet weights, frozen)
-    + global average pooling, Dropout(0.2) and Dense(1, sigmoid).
-
-    Input is 0..255 pixels; the Rescaling layer maps them to MobileNet's -1..1.
-    """
+    """The ladder's transfer step: the embedded MobileNet, frozen, + pooling, Dropout(0.2),
+    Dense(1, sigmoid); 0..255 pixels in (notebook 05)."""
     from . import data
 
     base = keras.applications.MobileNet(
@@ -141,13 +130,8 @@ def cats_dogs_transfer(image_size=128, seed=None):
 
 
 def cifar10_net(crop=24):
-    """The CNN of TensorFlow's old CIFAR-10 tutorial: conv 5x5/64 -> pool -> conv 5x5/64 ->
-    pool -> dense 384 -> dense 192 -> 10 (softmax).
-
-    The tutorial fed it `crop` x `crop` patches of the 32 x 32 pictures (random ones for
-    training, the centre for evaluation), cut by its input pipeline; input is 0..255 pixels.
-    Its local response normalisation has no Keras 3 layer and is left out.
-    """
+    """TensorFlow's old CIFAR-10 tutorial CNN on `crop`-px patches, 0..255 pixels in, its local
+    response normalisation left out (no Keras 3 layer) (notebook 08)."""
     return keras.Sequential([
         keras.Input((crop, crop, 3)),
         layers.Rescaling(1 / 255),
@@ -162,28 +146,20 @@ def cifar10_net(crop=24):
     ], name="cifar10_net")
 
 
-def cats_dogs_deep(image_size=64, convs_per_stage=8, filters=(32, 64, 128, 128), augment=True,
-                   seed=None):
-    """A deliberately deep cat/dog net (source 000's "30+ conv layers" experiment).
-
-    Four stages of `convs_per_stage` Conv2D(3x3, same padding) layers, each stage followed
-    by MaxPool(2): 32 conv layers by default. Then Dense 128, Dropout(0.5), sigmoid.
-    Input is 0..255 pixels; rescaling and augmentation are layers of the model.
-    """
-    if convs_per_stage < 1:
-        raise ValueError(f"convs_per_stage must be 1 or more, got {convs_per_stage}.")
-    model = keras.Sequential(name="cats_dogs_deep")
-    model.add(keras.Input((image_size, image_size, 3)))
+def cats_dogs_deep(convs_per_stage=8, augment=True):
+    """The blog's "30+ conv layers" cat/dog net: four stages of `convs_per_stage` 3x3 convs and
+    a pool, 32 convs by default, on 64-px 0..255 pictures (notebook 08 writes it out)."""
+    model = keras.Sequential([keras.Input((64, 64, 3))], name="cats_dogs_deep")
     if augment:
-        model.add(augmentation(seed))
+        model.add(augmentation())
     model.add(layers.Rescaling(1 / 255))
-    for width in filters:
+    for width in (32, 64, 128, 128):
         for _ in range(convs_per_stage):
             model.add(layers.Conv2D(width, 3, padding="same", activation="relu"))
         model.add(layers.MaxPooling2D(2))
     model.add(layers.Flatten())
     model.add(layers.Dense(128, activation="relu"))
-    model.add(layers.Dropout(0.5, seed=seed))
+    model.add(layers.Dropout(0.5))
     model.add(layers.Dense(1, activation="sigmoid"))
     return model
 
@@ -191,15 +167,9 @@ def cats_dogs_deep(image_size=64, convs_per_stage=8, filters=(32, 64, 128, 128),
 # --- text: the primer's next-word LSTM and the IMDB sentiment nets ---------------------------
 
 
-# --- text: the primer's next-word LSTM and the IMDB sentiment nets ---------------------------
-
-
 def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):
-    """The primer's next-word model: Embedding(1000, 128) -> LSTM(128) -> Dense(1000, softmax).
-
-    Input: `window` word ids. Keras 3 dropped `Embedding(input_length=20)`; the window
-    length is now the shape of the Input.
-    """
+    """The primer's next-word LSTM; Keras 3 has no `Embedding(input_length=)`: the window is the
+    Input's shape (notebook 02)."""
     return keras.Sequential([
         keras.Input((window,), dtype="int32"),
         layers.Embedding(vocabulary, embedding),
@@ -212,11 +182,8 @@ SEQUENCE_LAYERS = ("lstm", "gru", "conv1d")
 
 
 def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):
-    """Review sentiment from word ids: Embedding -> LSTM | GRU | Conv1D + max-pool -> sigmoid.
-
-    The recurrent layers skip the padding zeros (mask_zero); Conv1D cannot use a mask, so
-    its variant reads the padding and max-pools over it.
-    """
+    """Review sentiment: Embedding -> LSTM | GRU (padding masked) | Conv1D + max-pool -> sigmoid
+    (notebook 02)."""
     if kind not in SEQUENCE_LAYERS:
         raise ValueError(f"kind must be one of {', '.join(SEQUENCE_LAYERS)}, got {kind!r}.")
     middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)],
@@ -230,78 +197,70 @@ def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units
     ], name=f"sentiment_{kind}")
 
 
-# --- transfer learning: an ImageNet base without its top, and a new head ---------------------
+# --- transfer learning (notebook 03): a frozen ImageNet base, a new head, fine-tuning ---------
 
 # name: (Keras application, its input preprocessing, constructor arguments)
 BASES = {
     "mobilenet_0.25": (keras.applications.MobileNet, keras.applications.mobilenet.preprocess_input,
                        {"alpha": 0.25}),
-    "mobilenet_v2": (keras.applications.MobileNetV2,
-                     keras.applications.mobilenet_v2.preprocess_input, {}),
     "vgg16": (keras.applications.VGG16, keras.applications.vgg16.preprocess_input, {}),
 }
 
 
-def imagenet_base(name="mobilenet_0.25", image_size=160, pretrained=True):
-    """A convolutional base without its ImageNet top; input 0..255 pixels, output a feature map.
+def frozen_base(application, preprocess, image_size, weights, **options):
+    """An application without its top, frozen, taking 0..255 pixels (notebook 03)."""
+    shape = (image_size, image_size, 3)
+    backbone = application(include_top=False, weights=weights, input_shape=shape, **options)
+    backbone.trainable = False  # fit changes none of its weights; BatchNorm runs in inference mode
+    pixels = keras.Input(shape)  # 0..255, as the course's loaders give them
+    return keras.Model(pixels, backbone(preprocess(pixels)), name=f"frozen_{backbone.name}")
 
-    `mobilenet_0.25` loads the embedded weights (sha256 checked, offline). `vgg16` and
-    `mobilenet_v2` download theirs via keras.applications; offline they fall back to the
-    embedded MobileNet with a one-line notice. The model's name says which weights it has.
-    A pretrained base comes frozen, its BatchNorm layers in inference mode for good.
-    """
+
+def imagenet_base(name="mobilenet_0.25", image_size=160):
+    """`frozen_base` for a name in BASES: mobilenet_0.25's embedded weights, the others'
+    downloaded, offline the embedded MobileNet with a notice (notebook 03)."""
     from . import data
 
     if name not in BASES:
         raise KeyError(f"Unknown base {name!r}; choose one of {', '.join(BASES)}.")
-    application, preprocess, kwargs = BASES[name]
-    shape = (image_size, image_size, 3)
-    weights = "imagenet" if pretrained else None
-    if pretrained and name == "mobilenet_0.25":
-        weights = str(data.pretrained_weights(name))
+    application, preprocess, options = BASES[name]
+    weights = str(data.pretrained_weights(name)) if name == "mobilenet_0.25" else "imagenet"
     try:
-        base = application(include_top=False, weights=weights, input_shape=shape, **kwargs)
+        return frozen_base(application, preprocess, image_size, weights, **options)
     except Exception as e:  # no network, or a download that failed its checksum
         if weights != "imagenet":
             raise
         print(f"Notice: no {name} ImageNet weights ({str(e)[:160]}); "
               "using the embedded MobileNet (alpha 0.25) instead.")
         return imagenet_base("mobilenet_0.25", image_size)
-    base.trainable = not pretrained
-    inputs = keras.Input(shape)
-    features = base(preprocess(inputs), training=False if pretrained else None)
-    kind = "imagenet" if pretrained else "random"
-    return keras.Model(inputs, features, name=f"{name}_{kind}_{image_size}px")
 
 
-def classifier_head(input_shape, classes, units=256, dropout=0.5):
-    """The primer's new head: Flatten -> Dense(256, relu) -> Dense(classes, softmax),
-    with Dropout before the output (few training pictures, many head weights)."""
+def classifier_head(input_shape, classes):
+    """The primer's new head, Flatten -> Dense(256) -> Dropout -> Dense(softmax) (notebook 03)."""
     return keras.Sequential([
         keras.Input(tuple(input_shape)),
         layers.Flatten(),
-        layers.Dense(units, activation="relu"),
-        layers.Dropout(dropout),
+        layers.Dense(256, activation="relu"),
+        layers.Dropout(0.5),
         layers.Dense(classes, activation="softmax"),
     ], name="head")
 
 
-def transfer_model(name="mobilenet_0.25", image_size=160, classes=10, pretrained=True):
-    """Base + new head in one model: the primer's VGG16 example with any base in BASES."""
-    base = imagenet_base(name, image_size, pretrained)
-    head = classifier_head(base.output_shape[1:], classes)
-    return keras.Sequential([base, head], name=f"{base.name}_with_head")
-
-
 def extract_features(extractor, dataset):
-    """Run every batch of `dataset` through `extractor` once: (features, labels) arrays.
-
-    Images and labels are taken from the same pass, so a shuffling pipeline stays aligned.
-    """
-    import numpy as np
-
+    """Every batch of `dataset` through `extractor` once: (features, labels) (notebook 03)."""
     features, labels = [], []
-    for images, batch_labels in dataset:
+    for images, batch_labels in dataset:  # one pass: each batch's labels stay with its pictures
         features.append(extractor.predict_on_batch(images))
         labels.append(keras.ops.convert_to_numpy(batch_labels))
     return np.concatenate(features), np.concatenate(labels)
+
+
+def unfreeze_top_third(base):
+    """Make the top third of a `frozen_base`'s layers trainable, BatchNorm left frozen
+    (notebook 03)."""
+    backbone = base.layers[-1]  # the application: the base's only layer after its Input
+    backbone.trainable = True  # every layer of it, until the loop says otherwise
+    first = 2 * len(backbone.layers) // 3  # where the top third begins
+    for i, layer in enumerate(backbone.layers):
+        # a frozen BatchNorm layer runs in inference mode: it keeps ImageNet's statistics
+        layer.trainable = i >= first and not isinstance(layer, layers.BatchNormalization)

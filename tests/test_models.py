@@ -1,4 +1,4 @@
-"""The networks of notebooks 02 and 03: shapes, parameter counts, masks, frozen bases."""
+"""The networks of notebooks 01-05: shapes, parameter counts, masks, frozen bases, fine-tuning."""
 
 from helpers import data, models
 
@@ -56,7 +56,7 @@ def test_unknown_sentiment_kind_lists_the_choices():
 
 def test_embedded_mobilenet_base_is_frozen_and_loads_the_real_weights():
     base = models.imagenet_base("mobilenet_0.25", 160)
-    assert base.name == "mobilenet_0.25_imagenet_160px"
+    assert base.name == "frozen_mobilenet_0.25_160"
     assert base.output_shape == (None, 5, 5, 256)
     assert base.count_params() == 218_544 and not base.trainable_weights
     reference = keras.applications.MobileNet(alpha=0.25, include_top=False,
@@ -75,18 +75,13 @@ def test_base_takes_raw_pixels_and_preprocesses_them():
                        atol=1e-4)
 
 
-def test_random_base_is_trainable():
-    base = models.imagenet_base("mobilenet_0.25", 128, pretrained=False)
-    assert base.name == "mobilenet_0.25_random_128px" and base.trainable_weights
-
-
 def test_downloaded_base_falls_back_to_embedded_mobilenet_offline(monkeypatch, capsys):
     def offline(**kwargs):
         raise ConnectionError("no network")
 
     monkeypatch.setitem(models.BASES, "vgg16", (offline, lambda x: x, {}))
     base = models.imagenet_base("vgg16", 160)
-    assert base.name == "mobilenet_0.25_imagenet_160px"
+    assert base.name == "frozen_mobilenet_0.25_160"
     assert "using the embedded MobileNet" in capsys.readouterr().out
 
 
@@ -101,11 +96,23 @@ def test_primer_head_param_count():
     assert head.count_params() == (5 * 5 * 256 * 256 + 256) + (256 * 10 + 10)
 
 
-def test_transfer_model_trains_only_its_head():
-    model = models.transfer_model("mobilenet_0.25", 128, classes=2)
-    head_params = 4 * 4 * 256 * 256 + 256 + 256 * 2 + 2
-    assert sum(int(np.prod(w.shape)) for w in model.trainable_weights) == head_params
-    assert model.output_shape == (None, 2)
+def test_fine_tuning_moves_the_top_third_and_keeps_batchnorm_statistics():
+    base = models.imagenet_base("mobilenet_0.25", 128)
+    models.unfreeze_top_third(base)
+    backbone = base.layers[-1]
+    convs = [layer for layer in backbone.layers if isinstance(layer, keras.layers.Conv2D)]
+    norms = [layer for layer in backbone.layers
+             if isinstance(layer, keras.layers.BatchNormalization)]
+    watched = {"top conv": convs[-1].kernel, "first conv": convs[0].kernel,
+               "top BatchNorm mean": norms[-1].moving_mean, "top BatchNorm scale": norms[-1].gamma}
+    before = {name: w.numpy().copy() for name, w in watched.items()}
+    model = keras.Sequential([base, keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    pixels = np.random.default_rng(0).uniform(0, 255, (8, 128, 128, 3)).astype("float32")
+    model.fit(pixels, np.arange(8.0), epochs=1, batch_size=4, verbose=0)
+    moved = {name: not np.array_equal(before[name], w.numpy()) for name, w in watched.items()}
+    assert moved == {"top conv": True, "first conv": False, "top BatchNorm mean": False,
+                     "top BatchNorm scale": False}
 
 
 def test_extract_features_keeps_labels_aligned_with_a_shuffling_pipeline():

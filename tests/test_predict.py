@@ -1,21 +1,10 @@
-"""Predicting single pictures (notebook 06): input checks, thresholds, rescaling bug, Grad-CAM."""
+"""Predicting single pictures (notebook 06): input checks, the rescaling bug, saved models."""
 
 from helpers import config, data, models, predict
 
 import keras
 import numpy as np
 import pytest
-
-
-def test_verdicts_with_and_without_a_not_sure_band():
-    p = [0.05, 0.4, 0.5, 0.6, 0.95]
-    assert predict.verdicts(p) == ["cat", "cat", "not sure", "dog", "dog"]
-    assert predict.verdicts(p, unsure=(0.3, 0.7)) == ["cat"] + ["not sure"] * 3 + ["dog"]
-
-
-def test_a_band_the_wrong_way_round_is_refused():
-    with pytest.raises(ValueError, match="low <= high"):
-        predict.verdicts([0.5], unsure=(0.7, 0.3))
 
 
 def test_pictures_scaled_to_0_1_are_refused_with_the_reason():
@@ -66,38 +55,6 @@ def test_my_pictures_uses_the_good_ones_and_names_every_other_file(tmp_path, cap
     assert "not used: 1 file that" in out and "1 .tif" in out and ".md" not in out
 
 
-def red_detector():
-    """Conv(1x1) splits red and blue into two channels; the output reads only the red one."""
-    model = keras.Sequential([keras.Input((16, 16, 3)),
-                              keras.layers.Conv2D(2, 1, use_bias=False, name="split"),
-                              keras.layers.Flatten(),
-                              keras.layers.Dense(1, activation="sigmoid")])
-    kernel = np.zeros((1, 1, 3, 2), "float32")
-    kernel[0, 0, 0, 0] = kernel[0, 0, 2, 1] = 1.0
-    dense = np.zeros((16 * 16 * 2, 1), "float32")
-    dense[0::2] = 0.01  # every pixel's red channel counts, blue ones not at all
-    model.layers[0].set_weights([kernel])
-    model.layers[-1].set_weights([dense, np.zeros(1, "float32")])
-    return model
-
-
-def test_grad_cam_points_at_the_evidence():
-    picture = np.zeros((1, 16, 16, 3), "float32")
-    picture[0, :, :8, 0] = 200.0  # red on the left: what the model looks at
-    picture[0, :, 8:, 2] = 200.0  # blue on the right: ignored by the model
-    heat = predict.grad_cam(red_detector(), picture)
-    assert heat.shape == (1, 16, 16)
-    assert heat.min() >= 0.0 and heat.max() == pytest.approx(1.0)
-    assert heat[0, :, :8].mean() > 0.9 and heat[0, :, 8:].max() < 0.1
-
-
-def test_grad_cam_errors_name_the_problem():
-    with pytest.raises(ValueError, match="Dense\\(1, sigmoid\\)"):
-        predict.grad_cam(models.mnist_cnn(), np.zeros((1, 28, 28, 1)))
-    with pytest.raises(ValueError, match="not a Conv2D layer"):
-        predict.grad_cam(models.cats_dogs_net("0"), np.zeros((1, 64, 64, 3)), layer="dense")
-
-
 def test_a_model_saved_in_one_profile_is_never_loaded_in_another(profile):
     profile("smoke")
     smoke = predict.model_path()
@@ -113,8 +70,6 @@ def test_a_missing_model_is_trained_saved_and_then_loaded(profile, monkeypatch, 
     again = predict.trained_cats_dogs()
     assert "Loaded" in capsys.readouterr().out
     assert again.count_params() == model.count_params() == 813_217
-
-
 
 
 def test_a_two_output_softmax_answers_with_its_dog_column():
