@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
+import tensorflow as tf
 
 from . import config
 from .images import check_images, is_hidden, printable, read_picture, unused_line
@@ -151,8 +152,8 @@ def _digests(root):
 
 
 def need_memory(nbytes, what):
-    """Refuse, before any work starts, a job that needs more memory than this machine has
-    free (less a fifth for everything else), with the size it needed."""
+    """Refuse, before any work starts, a job needing more than 80 % of the free memory
+    (notebook 07's `image_pipeline`)."""
     import psutil
 
     free = psutil.virtual_memory().available
@@ -162,38 +163,23 @@ def need_memory(nbytes, what):
                           "close other programs.")
 
 
-def image_pipeline(paths, labels, image_size, batch_size, shuffle=False, seed=config.SEED,
-                   parallel=True, cache=True, prefetch=True, augment=None, repeat=False):
-    """Pictures as tf.data batches of (float32 pixels 0..255, label): decode and resize once,
-    cache as uint8, (shuffle), batch, prefetch. Notebook 07 switches each part off in turn.
-
-    parallel: decode on all cores · cache: keep the decoded pictures in memory after the
-    first pass (uint8, a quarter of float32's bytes) · prefetch: prepare the next batches
-    while the model trains · augment: a Keras layer run on each batch in the pipeline instead
-    of in the model · repeat: endless, whole batches only (for benchmarks).
-    """
-    import tensorflow as tf
-
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
-    size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
-    calls = tf.data.AUTOTUNE if parallel else None
+def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.SEED,
+                   parallel=True, cache=True, prefetch=True, repeat=False):
+    """tf.data batches of (float32 pixels 0..255, label); each flag switches one optimisation
+    off; `repeat`: endless, whole batches only (notebook 07 writes it out)."""
     if cache:
-        need_memory(len(paths) * size[0] * size[1] * 3, f"caching {len(paths):,} pictures at "
-                    f"{size[0]}x{size[1]} pixels")
+        need_memory(len(paths) * size**2 * 3, f"caching {len(paths):,} pictures of {size} px")
+    calls = tf.data.AUTOTUNE if parallel else None
 
     def load(path, label):
-        return tf.saturate_cast(tf.round(read_picture(path, size)), tf.uint8), label
+        return tf.cast(tf.round(read_picture(path, (size, size))), tf.uint8), label
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
     ds = ds.map(load, num_parallel_calls=calls)
     ds = ds.cache() if cache else ds
-    if shuffle:
-        ds = ds.shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.shuffle(len(paths), seed=seed) if shuffle else ds
     ds = ds.batch(batch_size, drop_remainder=repeat).map(lambda x, y: (tf.cast(x, tf.float32), y))
     ds = ds.repeat() if repeat else ds
-    if augment is not None:
-        ds = ds.map(lambda x, y: (augment(x, training=True), y), num_parallel_calls=calls)
     return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
 

@@ -1,12 +1,8 @@
-"""The Keras 2 way of feeding cat/dog pictures, in Keras 3 (notebook 07).
+"""The Keras 2 way of feeding pictures, in Keras 3 (notebook 07 writes it out).
 
-PillowBatches   the Keras 2 generator style (`flow_from_directory` + `fit_generator(workers=)`)
-                as a keras.utils.PyDataset: each batch is read, decoded, resized and augmented
-                in Python, by `workers` threads or processes.
-                (The same pictures through tf.data, every optimisation a switch, are
-                helpers.data.image_pipeline.)
-keras2_transform  what Keras 2's ImageDataGenerator did to one picture: a shear by an angle
-                in degrees, its own zoom for height and width, edges repeated, a mirror.
+keras2_picture   one picture as Keras 2's flow_from_directory gave it, augmented in Keras 2's units
+PillowBatches    the Keras 2 generator style as a keras.utils.PyDataset: batches made in Python
+keras2_transform  Keras 2's shear (in degrees) and zoom (height and width apart) of one picture
 """
 
 import math
@@ -15,18 +11,16 @@ import keras
 import numpy as np
 from PIL import Image
 
-from . import config, models
+from . import models
 
-__all__ = ["PillowBatches", "keras2_transform"]
+__all__ = ["PillowBatches", "keras2_picture", "keras2_transform"]
 
 
 def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
-    """One picture (height, width, channels; float) changed as Keras 2's ImageDataGenerator
-    did it: output pixel (row, col), counted from the centre, shows the input at
-    (zoom_h * row - sin(angle) * zoom_w * col, cos(angle) * zoom_w * col), read bilinearly,
-    the nearest edge pixel where that falls outside (fill_mode="nearest"); then, with `flip`,
-    mirrored left-right. A zoom factor above 1 shows more of the picture, so it looks smaller.
-    """
+    """One picture (height, width, channels) sheared, zoomed and mirrored as Keras 2's
+    ImageDataGenerator did: bilinear, edges repeated; a zoom above 1 shows more (notebook 07).
+    Output pixel (row, col) from the centre shows the input at
+    (zoom_h * row - sin(angle) * zoom_w * col, cos(angle) * zoom_w * col)."""
     h, w = image.shape[:2]
     angle, zoom_h, zoom_w = math.radians(shear_degrees), *zoom
     rows, cols = np.mgrid[0:h, 0:w].astype("float32")
@@ -41,43 +35,34 @@ def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
     return np.ascontiguousarray(out[:, ::-1] if flip else out, dtype="float32")
 
 
+def keras2_picture(path, size, augment=False, seed=None):
+    """One picture, float32 0..255, as Keras 2 loaded it: Pillow, nearest-pixel resize, EXIF
+    orientation ignored; `augment`: Keras 2's random shear, zoom and flip (notebook 07)."""
+    with Image.open(path) as picture:
+        image = np.asarray(picture.convert("RGB").resize((size, size), Image.NEAREST), "float32")
+    if not augment:
+        return image
+    rng = np.random.default_rng(seed)
+    shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)
+    zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)
+    return keras2_transform(image, shear, zoom, flip=rng.random() < 0.5)
+
+
 class PillowBatches(keras.utils.PyDataset):
-    """Batches of (images float32 0..255, labels) made per batch in Python, like Keras 2's
-    ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True): decode and
-    resize each JPEG with Pillow, then (`augment`) draw as Keras 2 did a shear angle from
-    -0.2..0.2 *degrees*, height and width zoom factors each from 0.8..1.2, and a mirror for
-    half the pictures, and apply them with `keras2_transform`.
+    """Batches of (pictures, labels) made by `keras2_picture`, `repeat` passes long; pass
+    `workers=` and `use_multiprocessing=` here, Keras 3 took them off `fit` (notebook 07)."""
 
-    `repeat` makes the dataset that many passes long, so a benchmark can run many steps.
-    Pass `workers` and `use_multiprocessing` here: Keras 3 took them off `fit`.
-    """
-
-    def __init__(self, paths, labels, image_size, batch_size, augment=True, repeat=1,
-                 seed=config.SEED, **kwargs):
+    def __init__(self, paths, labels, size, batch_size, augment=True, repeat=1, **kwargs):
         super().__init__(**kwargs)
-        if batch_size < 1 or batch_size > len(paths):
-            raise ValueError(f"batch_size must be between 1 and the {len(paths)} pictures, "
-                             f"got {batch_size}.")
-        self.paths, self.labels = list(paths), np.asarray(labels, dtype="float32")
-        self.size, self.batch_size, self.augment = image_size, batch_size, augment
-        self.batches, self.repeat, self.seed = len(self.paths) // batch_size, repeat, seed
+        if not 1 <= batch_size <= len(paths):
+            raise ValueError(f"batch_size must be 1..{len(paths)} (the pictures), not {batch_size}")
+        self.paths, self.labels = list(paths) * repeat, np.float32(list(labels) * repeat)
+        self.size, self.batch_size, self.augment = size, batch_size, augment
 
     def __len__(self):
-        return self.batches * self.repeat
+        return len(self.paths) // self.batch_size
 
     def __getitem__(self, index):
-        rng = np.random.default_rng((self.seed, index))
-        start = (index % self.batches) * self.batch_size
-        chosen = range(start, start + self.batch_size)
-        images = np.stack([self._load(self.paths[i], rng) for i in chosen])
-        return images, self.labels[start:start + self.batch_size]
-
-    def _load(self, path, rng):
-        with Image.open(path) as picture:
-            image = picture.convert("RGB").resize((self.size, self.size), Image.BILINEAR)
-        image = np.asarray(image, dtype="float32")
-        if not self.augment:
-            return image
-        shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)  # Keras 2: degrees
-        zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)  # height, width
-        return keras2_transform(image, shear, zoom, flip=rng.random() < 0.5)
+        batch = range(index * self.batch_size, (index + 1) * self.batch_size)
+        x = np.stack([keras2_picture(self.paths[i], self.size, self.augment, i) for i in batch])
+        return x, self.labels[batch]

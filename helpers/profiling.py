@@ -1,6 +1,4 @@
-"""What a TensorFlow profile says about a training run (notebook 07): step time, the time spent
-waiting for the next batch, how busy the input threads and the network were, the busiest
-operations. The profile is the one TensorBoard's Profile tab shows."""
+"""What a TensorFlow profile (TensorBoard's Profile tab) says about a training run (notebook 07)."""
 
 import collections
 import math
@@ -21,10 +19,8 @@ def _busy_ms(spans):
 
 
 def read_profile(logdir):
-    """Summarise the newest TensorFlow profile under `logdir` (what TensorBoard's Profile tab
-    shows), in milliseconds: the profiled steps and their time; the part the step waited for
-    its next batch (IteratorGetNext); how long the input pipeline (tf.data's threads, which
-    also run a PyDataset) and the network's operations were at work; the longest operations."""
+    """The newest profile under `logdir` in ms: steps, their time, the wait for the next batch
+    (IteratorGetNext), how long input threads and network worked, top ops (notebook 07)."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     found = sorted(Path(logdir).glob("**/plugins/profile/*/*.xplane.pb"))

@@ -1,10 +1,8 @@
-"""Timing: step times of training (Keras callback or hand-written loop), and repeated calls.
+"""Timing: fair timing of a call (notebook 00) and step times of training (notebooks 01-10).
 
-`Throughput` is the Keras callback the notebooks pass to `fit`; `StepTimer` is the clock it
-uses, which a hand-written training loop (helpers.worker) drives itself. `step_stats` gives
-the median and spread every record of the course reports; `first_and_median` times any call.
-Keras runs the input fetch inside its training step, so no callback can split a step into
-"waiting" and "computing": helpers.bench measures that split with a second, in-memory run.
+`first_and_median` and `wait_for` are notebook 00's rules: warm-up apart, median of repeats,
+wait for the result. `Throughput` is the Keras callback the notebooks pass to `fit`;
+`StepTimer` is its clock, which a hand-written loop (helpers.worker) drives itself.
 """
 
 import math
@@ -15,19 +13,34 @@ import timeit
 import keras
 
 __all__ = ["StepTimer", "Throughput", "first_and_median", "step_stats", "time_fit",
-           "time_steps"]
+           "time_steps", "wait_for"]
+
+
+def first_and_median(call, repeats):
+    """Seconds of the first `call()` (the warm-up) and the median of `repeats` calls after it
+    (notebook 00)."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be 1 or more, got {repeats}.")
+    first = timeit.timeit(call, number=1)
+    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))
+
+
+def wait_for(x):
+    """Read one number of the matrix `x` back, which waits until it is computed: a GPU returns
+    before it has finished (notebook 00)."""
+    return keras.ops.convert_to_numpy(keras.ops.cast(x[:1, :1], "float32"))
 
 
 def step_stats(seconds):
-    """Median, 10th and 90th percentile of step times (s), and their relative spread
-    (p90 - p10) / median; with fewer than three steps the spread is 0."""
+    """Median, 10th and 90th percentile of step times (s) and their spread (p90 - p10) / median;
+    with fewer than three steps the spread is 0 (notebook 08's records)."""
     median = statistics.median(seconds)
     p10, p90 = statistics.quantiles(seconds, n=10)[::8] if len(seconds) >= 3 else (median,) * 2
     return {"median": median, "p10": p10, "p90": p90, "spread": (p90 - p10) / median}
 
 
 class StepTimer:
-    """The clock of one epoch: `start()` when it begins, `step()` after every step."""
+    """The clock of one epoch: `start()` when it begins, `step()` after every step (notebook 10)."""
 
     def start(self):
         self.steps, self.started = [], time.perf_counter()
@@ -52,18 +65,15 @@ class StepTimer:
 
 
 class Throughput(keras.callbacks.Callback):
-    """Records per epoch: images/s (first step excluded), wall time and step times.
+    """Per epoch: images/s (first step left out), wall time, step times (notebook 01).
+    `to_logs`: also `images_per_s` and `epoch_s` in each epoch's logs (for CSVLogger)."""
 
-    After training: `epochs` is a list of dicts; `images_per_second` the last epoch's rate.
-    With to_logs=True it also adds `images_per_s` and `epoch_s` to each epoch's logs.
-    """
-
-    def __init__(self, batch_size, verbose=False, to_logs=False):
+    def __init__(self, batch_size, to_logs=False):
         super().__init__()
         if batch_size < 1:
             raise ValueError(f"batch_size must be 1 or more, got {batch_size}.")
-        self.batch_size, self.verbose, self.epochs = batch_size, verbose, []
-        self.to_logs, self.clock = to_logs, StepTimer()
+        self.batch_size, self.to_logs = batch_size, to_logs
+        self.clock, self.epochs = StepTimer(), []
 
     def on_epoch_begin(self, epoch, logs=None):
         self.clock.start()
@@ -76,13 +86,9 @@ class Throughput(keras.callbacks.Callback):
         rate = self.clock.images_per_s(self.batch_size)
         self.epochs.append({"epoch": epoch + 1, "wall_s": wall, "steps": len(steps),
                             "images_per_s": rate, "first_step_s": steps[0] if steps else None,
-                            "step_s": list(steps),
-                            "step_spread": step_stats(self.clock.timed)["spread"]
-                            if steps else 0.0})
-        if self.to_logs and logs is not None:  # later callbacks (CSVLogger) see them too
+                            "step_s": list(steps)})
+        if self.to_logs and logs is not None:
             logs.update(images_per_s=rate, epoch_s=wall)
-        if self.verbose:
-            print(f"epoch {epoch + 1}: {rate:,.0f} images/s, {wall:.1f} s")
 
     @property
     def images_per_second(self):
@@ -90,10 +96,8 @@ class Throughput(keras.callbacks.Callback):
 
 
 def time_fit(model, data, batch_size, steps, warmup, everything=False):
-    """Step times (s) of `steps` timed training steps after `warmup` steps (`everything`:
-    of the warm-up steps too). `data` is (x, y) arrays (repeated over several epochs) or a
-    repeating dataset/PyDataset.
-    """
+    """Step times (s) of `steps` training steps after `warmup` ones (`everything`: with the
+    warm-up's) on (x, y) arrays or a repeating dataset/PyDataset (notebook 07's bench.run)."""
     clock = Throughput(batch_size)
     needed = warmup + steps
     if isinstance(data, tuple):
@@ -109,15 +113,6 @@ def time_fit(model, data, batch_size, steps, warmup, everything=False):
 
 
 def time_steps(model, dataset, steps, batch_size, warmup=1):
-    """Median training images/s of `steps` steps on `dataset` after `warmup` steps (time_fit)."""
+    """Median training images/s of `steps` steps on `dataset` after `warmup` (notebook 10)."""
     return batch_size / statistics.median(time_fit(model, dataset.repeat(), batch_size, steps,
                                                    warmup))
-
-
-def first_and_median(call, repeats):
-    """Seconds of the first `call()` (allocation, compilation, kernel choice) and the median
-    of `repeats` calls after it."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be 1 or more, got {repeats}.")
-    first = timeit.timeit(call, number=1)
-    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))

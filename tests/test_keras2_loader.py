@@ -79,3 +79,12 @@ def test_pillow_batches_are_real_augmented_pictures():
     assert not np.array_equal(augmented[0][0], x) and np.array_equal(augmented[0][1], y)
     with pytest.raises(ValueError, match="batch_size"):
         keras2_loader.PillowBatches(paths, labels, 64, 100)
+
+
+def test_a_batch_is_the_same_whichever_worker_makes_it_and_each_pass_draws_anew():
+    # workers (threads or processes) ask for batches by index: its augmentation is fixed
+    paths, labels, _ = data.cats_dogs_files("train", limit=8)
+    loader = keras2_loader.PillowBatches(paths, labels, 64, 4, repeat=2)
+    assert np.array_equal(loader[1][0], loader[1][0])
+    assert not np.array_equal(loader[0][0], loader[2][0]) and np.array_equal(loader[0][1],
+                                                                             loader[2][1])
