@@ -6,12 +6,16 @@
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
 #   make test-colab  every notebook in `smoke` on Colab's older stack (requirements-colab.txt)
+#   make test-gpu-rehearsal  notebooks 00, 08-11 and the GPU tests with a fake T4 (no GPU needed)
+#   make bench-gpu   record every network on every GPU here into results/ (README: Benchmarks)
+#   make test-jax    the benchmark on Keras' JAX backend without TensorFlow (requirements-jax.txt)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test check test-slow lab sample clean audit slides site bench lock test-colab
+.PHONY: course test check test-slow lab sample clean audit slides site bench bench-gpu lock \
+        test-colab test-jax test-gpu-rehearsal
 
 # The whole environment from requirements.lock (every package pinned, hashes checked), then the
 # helpers themselves, editable, with nothing more.
@@ -83,6 +87,26 @@ clean:
 bench: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m helpers.bench --all --record
 
+# Every GPU of this machine: each network in float32 and mixed precision, the batch sweep,
+# utilisation and power timelines, training memory; results/ names the GPU in every file.
+bench-gpu: $(VENV)/.installed
+	COURSE_PROFILE=sample $(PY) -m helpers.bench --all --device gpu --record
+
+# The benchmark on Keras 3's JAX backend in an environment without TensorFlow (JAX's CPU wheel),
+# as on a GPU machine that has JAX but cannot install TensorFlow. The root conftest.py (nbval's
+# hooks) is left out: this environment has no Jupyter.
+JAX_VENV ?= .cache/venv-jax
+
+$(JAX_VENV)/.installed: requirements-jax.txt
+	$(PYTHON) -m venv $(JAX_VENV)
+	$(JAX_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(JAX_VENV)/bin/python -m pip install --quiet -r requirements-jax.txt
+	touch $@
+
+test-jax: $(JAX_VENV)/.installed
+	KERAS_BACKEND=jax COURSE_PROFILE=smoke $(JAX_VENV)/bin/python -m pytest --confcutdir=tests \
+	  --durations=5 tests/test_bench_jax.py
+
 # Colab keeps its own TensorFlow and Keras (2025: TensorFlow 2.19, Keras 3.10, NumPy 2.0, no
 # LiteRT), so the notebooks must run on that older stack too: it goes into a venv of its own, the
 # helpers editable beside it, and every notebook runs in `smoke` with the tests of the code that
@@ -101,3 +125,15 @@ test-colab: $(COLAB_VENV)/.installed
 	COURSE_PROFILE=smoke $(COLAB_VENV)/bin/python -m pytest --nbval-lax --durations=15 \
 	  notebooks tests/test_export.py tests/test_hardware.py tests/test_monitor.py; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
+
+# The GPU rehearsal: notebooks 00 and 08-11 and the GPU code's tests with a fake nvidia-smi first
+# on PATH and, in every Python process (notebook kernels, subprocesses, pytest), a TensorFlow that
+# lists one Tesla T4 whose work runs on the CPU (tests/fake_gpu.py, through the sitecustomize.py
+# of tests/gpu_rehearsal_site).
+test-gpu-rehearsal: $(VENV)/.installed
+	PATH="$(CURDIR)/tests/fake_bin:$$PATH" FAKE_NVIDIA_SMI_GPUS="Tesla T4" \
+	  PYTHONPATH="$(CURDIR)/tests/gpu_rehearsal_site" COURSE_PROFILE=smoke \
+	  $(PY) -m pytest --nbval-lax --durations=10 notebooks/00_*.ipynb notebooks/08_*.ipynb \
+	  notebooks/09_*.ipynb notebooks/10_*.ipynb notebooks/11_*.ipynb tests/test_gpu_rehearsal.py \
+	  tests/test_hardware.py tests/test_monitor.py tests/test_plots.py tests/test_peak.py \
+	  tests/test_distributed.py tests/test_memory.py

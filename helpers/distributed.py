@@ -50,12 +50,14 @@ def split_cpu(replicas=2):
 
 
 def mirrored_strategy():
-    """MirroredStrategy over every GPU, or over the logical CPUs without one (notebook 10)."""
+    """MirroredStrategy over the GPUs if there are two or more, else over the logical CPUs
+    (notebook 10)."""
     gpus = [d.name for d in tf.config.list_logical_devices("GPU")]
-    devices = gpus or [d.name for d in tf.config.list_logical_devices("CPU")]
-    # NCCL, the GPUs' all-reduce, does not exist on CPUs: there plain copies add up the gradients
-    ops = None if gpus else tf.distribute.ReductionToOneDevice()
-    return tf.distribute.MirroredStrategy(devices, cross_device_ops=ops)
+    if len(gpus) > 1:  # NCCL, the GPUs' own all-reduce
+        return tf.distribute.MirroredStrategy(gpus)
+    cpus = [d.name for d in tf.config.list_logical_devices("CPU")]
+    return tf.distribute.MirroredStrategy(
+        cpus, cross_device_ops=tf.distribute.ReductionToOneDevice())
 
 
 def free_ports(count):

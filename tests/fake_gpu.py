@@ -2,7 +2,8 @@
 fake `nvidia-smi` names (FAKE_NVIDIA_SMI_GPUS, default "Tesla T4"), and the work placed on
 them runs on the CPU (TensorFlow's soft placement). Their memory counters are the process's
 resident memory. Only the test environment installs this: a fixture (gpu_rehearsal.py) in
-the test process, an IPython startup file (ipython_gpu_rehearsal/) in the notebook kernels.
+the test process, and `make test-gpu-rehearsal` in every Python process it starts (notebook
+kernels, the memory measurements' subprocesses) through gpu_rehearsal_site/sitecustomize.py.
 What it cannot rehearse: any GPU speed (float16 Tensor Cores, a GPU's bandwidth), and the
 memory a real GPU allocator would report.
 """
@@ -30,7 +31,8 @@ def _resident(field):
 def install(setattr=setattr):
     """Patch tf.config so that the GPUs of FAKE_NVIDIA_SMI_GPUS appear; `setattr` may be a
     pytest monkeypatch's, which undoes it after the test."""
-    physical, logical = tf.config.list_physical_devices, tf.config.list_logical_devices
+    physical = getattr(tf.config.list_physical_devices, "real", tf.config.list_physical_devices)
+    logical = getattr(tf.config.list_logical_devices, "real", tf.config.list_logical_devices)
     cards = names()
     fake = [tf.config.PhysicalDevice(f"/physical_device:GPU:{i}", "GPU") for i in range(len(cards))]
     fake_logical = [tf.config.LogicalDevice(f"/device:GPU:{i}", "GPU") for i in range(len(cards))]
@@ -53,6 +55,7 @@ def install(setattr=setattr):
     def reset_memory_stats(device):
         Path("/proc/self/clear_refs").write_text("5")  # Linux: the peak starts again from now
 
+    list_physical_devices.real, list_logical_devices.real = physical, logical  # one fake, ever
     tf.config.set_soft_device_placement(True)
     setattr(tf.config, "list_physical_devices", list_physical_devices)
     setattr(tf.config, "list_logical_devices", list_logical_devices)

@@ -7,9 +7,9 @@ kernel's) finds the fake nvidia-smi, which reports two Tesla T4s with utilisatio
 power and temperature that change from call to call. `fake_gpu`: that, and TensorFlow in the
 test's own process lists those two GPUs.
 
-Notebook kernels get both from `make test-gpu-rehearsal`, which puts tests/fake_bin first on
-PATH and points IPYTHONDIR at tests/ipython_gpu_rehearsal, whose startup file installs
-fake_gpu in every kernel.
+Notebook kernels and every other Python process get both from `make test-gpu-rehearsal`, which
+puts tests/fake_bin first on PATH and tests/gpu_rehearsal_site (a sitecustomize.py that installs
+fake_gpu once TensorFlow is imported) on PYTHONPATH.
 """
 
 import os

@@ -27,17 +27,17 @@ def test_a_t4_is_offered_float16_but_not_bfloat16_and_work_placed_on_it_runs():
 
 
 @pytest.mark.usefixtures("one_fake_gpu")
-def test_with_a_gpu_the_mirrored_strategy_takes_the_gpu_not_the_logical_cpus():
+def test_with_one_gpu_the_mirrored_strategy_mirrors_over_the_cpus_not_a_lone_replica():
     import keras
 
     strategy = distributed.mirrored_strategy()
-    assert strategy.extended.worker_devices == ("/job:localhost/replica:0/task:0/device:GPU:0",)
+    assert all("CPU" in d for d in strategy.extended.worker_devices)
     with strategy.scope():
         model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
         model.compile("sgd", "mse")
     before = model.get_weights()[0].copy()
     model.fit(np.ones((8, 3)), np.ones((8, 1)), batch_size=4, epochs=1, verbose=0)
-    assert not np.allclose(model.get_weights()[0], before)  # the step ran (on the CPU)
+    assert not np.allclose(model.get_weights()[0], before)  # the step ran
 
 
 @pytest.mark.usefixtures("fake_gpu")
