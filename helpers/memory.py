@@ -96,7 +96,8 @@ def measure(jobs, device="cpu:0", span_mb=300):
     `batches_for` (the same for every dtype), growing, and the peak memory after each. One
     dict per job: batches, peak bytes, measured growth and predicted activation bytes per
     picture, and their ratio."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    # JAX would give each process 75 % of a GPU's memory up front; these processes share one
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     if device.startswith("cpu"):
         env["CUDA_VISIBLE_DEVICES"] = "-1"  # no GPU context in a CPU measurement
     running = []
@@ -161,6 +162,13 @@ def _peak_bytes(device):
     resident memory: Linux's VmHWM (getrusage's maximum would keep the parent's from before
     the process started), psutil's peak working set on Windows, getrusage on macOS."""
     if not device.startswith("cpu"):
+        import keras
+
+        if keras.backend.backend() == "jax":  # no reset there: a fresh process, growing batches
+            import jax
+
+            kind, _, index = device.partition(":")
+            return jax.devices(kind)[int(index or 0)].memory_stats()["peak_bytes_in_use"]
         import tensorflow as tf
 
         return tf.config.experimental.get_memory_info(device.upper())["peak"]
@@ -191,15 +199,17 @@ def _step_peaks(name, batches, device, dtype):
         x, y = bench.synthetic_data(model, batches[-1], 1)
         model.train_on_batch(x[:batches[0]], y[:batches[0]])  # builds Adam's moments, traces
         peaks = []
+        on_tensorflow_gpu = not device.startswith("cpu") and keras.backend.backend() == "tensorflow"
         for batch in batches:
-            if not device.startswith("cpu"):
+            if on_tensorflow_gpu:
                 import tensorflow as tf
 
                 tf.config.experimental.reset_memory_stats(device.upper())
             model.train_on_batch(x[:batch], y[:batch])
             peaks.append(_peak_bytes(device))
-    how = ("TensorFlow's allocator peak" if not device.startswith("cpu")
-           else "the process's peak resident memory")
+    backend = {"tensorflow": "TensorFlow", "jax": "JAX"}.get(keras.backend.backend(), "the")
+    how = ("the process's peak resident memory" if device.startswith("cpu")
+           else f"{backend}'s allocator peak")
     return {"batches": batches, "peak_bytes": peaks, "how": how}
 
 

@@ -24,14 +24,19 @@ def model_path(name="cats_dogs_original"):
 
 def trained_cats_dogs():
     """Notebook 04's saved model for this profile, else step 0 trained now, saved (notebook 06)."""
-    path = model_path()
+    s = config.settings("cats_dogs")
+    return _saved_or_trained(model_path(), "04", f"the original net for {s.epochs} epochs",
+                             lambda: ladder.train("0", config.SEED, s)[0])
+
+
+def _saved_or_trained(path, notebook, what, train):
+    """The model saved at `path`, else `train()`'s, saved there, saying so."""
     if path.exists():
         print(f"Loaded {data.shown(path)}")
         return keras.saving.load_model(path)
-    s = config.settings("cats_dogs")
-    print(f"{data.shown(path)} is missing (run notebook 04 for it); "
-          f"training the original net for {s.epochs} epochs instead.")
-    model, _ = ladder.train("0", config.SEED, s)
+    print(f"{data.shown(path)} is missing (run notebook {notebook} for it); training {what} "
+          "instead.")
+    model = train()
     training.save_model(model, path)
     return model
 
@@ -58,17 +63,10 @@ def train_transfer(s=None):
 def trained_transfer():
     """Notebook 03's saved transfer model for this profile, else `train_transfer` now, saved
     (notebook 06)."""
-    path = model_path(TRANSFER)
-    if path.exists():
-        print(f"Loaded {data.shown(path)}")
-        return keras.saving.load_model(path)
     s = config.settings("transfer")
-    print(f"{data.shown(path)} is missing (run notebook 03 for it); training notebook 03's "
-          f"transfer model instead (epochs: head {s.head_epochs}, "
-          f"fine-tuning {s.finetune_epochs}).")
-    model = train_transfer(s)
-    training.save_model(model, path)
-    return model
+    return _saved_or_trained(
+        model_path(TRANSFER), "03", f"notebook 03's transfer model (epochs: head "
+        f"{s.head_epochs}, fine-tuning {s.finetune_epochs})", lambda: train_transfer(s))
 
 
 def load_pictures(paths, image_size):

@@ -1,13 +1,14 @@
-"""helpers.bench: a timed run and its record, the input-wait share, targets and the CLI."""
+"""helpers.bench: a timed run and its record, the input-wait share, the CLI and its plan."""
 
 import json
 import time
 
-from helpers import bench
+from helpers import bench, results
 
 import keras
 import numpy as np
 import pytest
+from gpu_rehearsal import fake_gpu, fake_nvidia_smi  # noqa: F401  (fixtures, used by name)
 
 
 def test_a_synthetic_run_gives_a_complete_record(fixed_peak):
@@ -54,18 +55,47 @@ def test_the_keras_2_style_loader_runs_with_its_workers(fixed_peak):
     assert 0 < record["images_per_s"] and 0 < record["synthetic_images_per_s"]
 
 
-def test_targets_report_met_and_not_met():
-    def rec(model, source, rate, ratio=1.0, share=0.0, workers=None):
-        return {"model": model, "source": source, "device": "cpu:0", "images_per_s": rate,
-                "ratio_to_synthetic": ratio, "peak_share": share, "workers": workers,
-                "use_multiprocessing": False}
+def plan(argv):
+    return bench._plan(bench._parser().parse_args(argv))
 
-    lines = bench.targets([rec("cats_dogs_original", "jpeg", 300, ratio=0.97),
-                           rec("cats_dogs_original", "python", 100, workers=1),
-                           rec("cats_dogs_128px", "synthetic", 30, share=0.2)])
-    assert "97% (target >= 95%: met)" in lines[0]
-    assert "3.00x (target >= 1.5x: met)" in lines[1]
-    assert "20% (target >= 30%: NOT met)" in lines[2]
+
+def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(monkeypatch):
+    monkeypatch.setattr(bench.peak, "devices", lambda: ["cpu:0", "gpu:0"])
+    monkeypatch.setattr(bench.peak, "supported_dtypes",
+                        lambda device: ["float32", "float16", "bfloat16"])
+    gpu = plan(["--all", "--device", "gpu"])  # (model, device, batch, source, ..., dtype)
+    assert {(run[0], run[-1]) for run in gpu} == {
+        (m, t) for m in bench.MODELS for t in ("float32", "float16", "bfloat16")}
+    assert {run[1] for run in gpu} == {"gpu:0"} and {run[3] for run in gpu} == {"synthetic"}
+    assert sorted(run[2] for run in gpu if run[0] == "cifar10_net" and run[-1] == "float16") == [
+        128, 256, 512, 1024]
+    assert [run[2] for run in gpu if run[0] == "cats_dogs_deep" and run[-1] == "float16"] == [32]
+    everything = plan(["--all"])  # the CPU in float32, with the input-pipeline runs
+    assert {run[-1] for run in everything if run[1] == "cpu:0"} == {"float32"}
+    assert {run[3] for run in everything if run[1] == "cpu:0"} == {"synthetic", "jpeg", "python"}
+
+
+def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
+    monkeypatch.setattr(bench.peak, "devices", lambda: ["cpu:0"])
+    with pytest.raises(SystemExit, match="no gpu device here; Keras .* sees cpu:0"):
+        plan(["--all", "--device", "gpu"])
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed_peak, tmp_path):
+    # two Tesla T4s (tests/gpu_rehearsal.py) whose work runs on the CPU
+    bench.main(["--all", "--device", "gpu", "--model", "mnist_cnn", "--dtype", "float16",
+                "--batch", "8", "--steps", "3", "--warmup", "0", "--record", "--out",
+                str(tmp_path)])
+    found = results.load(tmp_path)
+    assert sorted(r["device"] for r in found) == ["gpu:0", "gpu:1"]
+    for r in found:
+        assert r["device_name"] == "Tesla T4" and r["dtype"] == "float16"
+        assert results.machine_name(r) == "Tesla T4"
+        index = r["device"][-1]
+        assert r["power_w"][f"gpu{index}_power_w"] > 0
+        assert any(f"gpu{index}_pct" in sample for sample in r["timeline"]["samples"])
+    assert len(list(tmp_path.glob("*_tesla-t4_mnist_cnn_gpu[01]_synthetic_b8_float16.json"))) == 2
 
 
 def test_bad_names_get_clear_errors():
@@ -110,15 +140,6 @@ def test_the_synthetic_path_needs_no_tensorflow():
                       "print(peak.flops_per_image(net), x.shape, x.dtype)", "numpy")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "36941568"
-
-
-def test_a_synthetic_run_on_jax():
-    pytest.importorskip("jax", reason="JAX is not installed (the course pins only TensorFlow)")
-    done = run_python("from helpers import bench\n"
-                      "r = bench.run('cifar10_net', batch_size=8, steps=3, warmup=1)\n"
-                      "print(r['backend'], r['images_per_s'] > 0)", "jax")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-2:] == ["jax", "True"]
 
 
 def test_compare_says_within_the_tolerance_or_how_many_times_as_fast():
