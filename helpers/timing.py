@@ -95,9 +95,9 @@ class Throughput(keras.callbacks.Callback):
         return self.epochs[-1]["images_per_s"] if self.epochs else None
 
 
-def time_fit(model, data, batch_size, steps, warmup, everything=False):
-    """Step times (s) of `steps` training steps after `warmup` ones (`everything`: with the
-    warm-up's) on (x, y) arrays or a repeating dataset/PyDataset (notebook 07's bench.run)."""
+def time_fit(model, data, batch_size, steps, warmup):
+    """Step times (s) of `steps` training steps after `warmup` ones on (x, y) arrays or a
+    repeating dataset/PyDataset (notebook 07's bench.run)."""
     clock = Throughput(batch_size)
     needed = warmup + steps
     if isinstance(data, tuple):
@@ -109,7 +109,7 @@ def time_fit(model, data, batch_size, steps, warmup, everything=False):
         model.fit(data, steps_per_epoch=needed + 1, epochs=1, verbose=0, shuffle=False,
                   callbacks=[clock])
     intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]  # no start-up step
-    return intervals[:needed] if everything else intervals[warmup:needed]
+    return intervals[warmup:needed]
 
 
 def time_steps(model, dataset, steps, batch_size, warmup=1):
