@@ -85,12 +85,12 @@ clean:
 
 # Re-record every CPU benchmark (and GPU, where present) into results/; run it on a quiet machine.
 bench: $(VENV)/.installed
-	COURSE_PROFILE=sample $(PY) -m helpers.bench --all --record
+	COURSE_PROFILE=sample $(PY) -m tools.bench --all --record
 
 # Every GPU of this machine: each network in float32 and mixed precision, the batch sweep,
 # utilisation and power timelines, training memory; results/ names the GPU in every file.
 bench-gpu: $(VENV)/.installed
-	COURSE_PROFILE=sample $(PY) -m helpers.bench --all --device gpu --record
+	COURSE_PROFILE=sample $(PY) -m tools.bench --all --device gpu --record
 
 # The benchmark on Keras 3's JAX backend in an environment without TensorFlow (JAX's CPU wheel),
 # as on a GPU machine that has JAX but cannot install TensorFlow. The root conftest.py (nbval's

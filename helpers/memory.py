@@ -1,65 +1,48 @@
-"""Training memory, the first wall on a GPU: predicted from the layer shapes, then measured.
+"""Training memory, the first wall on a GPU (notebook 08): predicted from the layer shapes, then
+measured in fresh processes (`python -m tools.memory`)."""
 
-One training step with Adam keeps 16 bytes per parameter (the weights, their gradients and
-Adam's two moments, 4 bytes each; Keras' mixed precision keeps all four in float32) and, for
-every picture of the batch, each layer's output until the backward pass has used it (4 bytes a
-number in float32, 2 in mixed precision). That gives the largest batch a GPU's memory holds.
-`measure` checks the per-picture part: it trains a few steps at growing batch sizes in a fresh
-Python process and reads the peak memory (resident memory on a CPU, TensorFlow's allocator
-peak on a GPU). Notebook 08.
-
-    python -m helpers.memory --model cats_dogs_128px --batch 16 32 64   # prints JSON
-"""
-
-import argparse
 import json
 import math
 import os
 import subprocess
 import sys
-from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from . import bench, config, peak, published, roofline
 
-__all__ = ["BYTES_PER_PARAMETER", "activation_bytes", "batches_for", "check",
-           "fixed_bytes", "growth", "largest_batch", "largest_batches", "measure", "table"]
+__all__ = ["BYTES_PER_PARAMETER", "activation_bytes", "check", "fixed_bytes", "growth",
+           "largest_batch", "largest_batches", "measure", "table"]
 
 BYTES_PER_PARAMETER = 16  # weight, gradient, Adam's first and second moment: float32 each
-_DTYPES = ("float32", "bfloat16", "float16")  # the policies' compute formats
-
-
-def _bytes(dtype):
-    if dtype not in _DTYPES:
-        raise ValueError(f"Unknown dtype {dtype!r}; choose one of {', '.join(_DTYPES)}.")
-    return roofline.BYTES[dtype]
+DTYPES = ("float32", "bfloat16", "float16")  # the policies' compute formats
 
 
 def activation_bytes(model, dtype="float32"):
-    """Bytes of the activations one training step keeps per picture: every layer's output,
-    from its shape, at `dtype`'s bytes per number (float32: 4; mixed bfloat16/float16: 2)."""
-    return peak.activation_values(model) * _bytes(dtype)
+    """Bytes of the layer outputs one training step keeps per picture, at `dtype`'s bytes per
+    number (float32: 4; mixed bfloat16 or float16: 2) (notebook 08)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"Unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}.")
+    return peak.activation_values(model) * roofline.BYTES[dtype]
 
 
 def fixed_bytes(model):
-    """Bytes that do not grow with the batch: weights, gradients and Adam's two moments."""
+    """Bytes that do not grow with the batch: weights, gradients, Adam's moments (notebook 08)."""
     return BYTES_PER_PARAMETER * model.count_params()
 
 
 def largest_batch(model, memory_bytes, dtype="float32"):
-    """The largest batch whose predicted training memory fits `memory_bytes`; 0 when not even
-    the weights, gradients and moments fit. Ignores the framework's own memory and the
-    backward pass's temporary buffers, so a real limit is lower (notebook 08 measures by how
-    much)."""
+    """The largest batch whose predicted training memory fits `memory_bytes`, 0 if not even the
+    weights and moments fit; a real limit is lower (notebook 08 measures by how much)."""
     if memory_bytes <= 0:
         raise ValueError(f"memory_bytes must be positive, got {memory_bytes}.")
     return max(0, int((memory_bytes - fixed_bytes(model)) // activation_bytes(model, dtype)))
 
 
 def table(names=None, gpus=("T4", "H200"), dtype="float32"):
-    """The predicted training memory of bench networks (default: all) as a DataFrame: MB that
-    stay, MB per picture, and the largest batch on each of `gpus` (datasheet memory)."""
-    import pandas as pd
-
+    """Predicted training memory of bench networks (default: all) and the largest batch on each
+    of `gpus` (datasheet memory) (notebook 08)."""
     rows = []
     for name in names or bench.MODELS:
         model = bench.build(name)
@@ -74,28 +57,16 @@ def table(names=None, gpus=("T4", "H200"), dtype="float32"):
     return pd.DataFrame(rows)
 
 
-def batches_for(model, span_bytes):
-    """Three batch sizes b, 2b, 4b whose predicted float32 activations grow by about
-    `span_bytes` from the first to the last: enough to stand out from the allocator's noise."""
-    first = max(1, math.ceil(span_bytes / (3 * activation_bytes(model))))
-    return (first, 2 * first, 4 * first)
-
-
 def growth(batches, peaks):
-    """Bytes per picture: the least-squares slope of peak memory against batch size."""
-    if len(batches) < 2 or len(set(batches)) < 2:
+    """Bytes per picture: the least-squares slope of peak memory against batch (notebook 08)."""
+    if len(set(batches)) < 2:
         raise ValueError(f"growth needs two or more different batch sizes, got {batches}.")
-    mean_b, mean_p = sum(batches) / len(batches), sum(peaks) / len(peaks)
-    return (sum((b - mean_b) * (p - mean_p) for b, p in zip(batches, peaks))
-            / sum((b - mean_b) ** 2 for b in batches))
+    return float(np.polyfit(batches, peaks, 1)[0])
 
 
 def measure(jobs, device="cpu:0", span_mb=300):
-    """Measure training memory for `jobs`, a list of (bench network, dtype), each in a fresh
-    Python process (all side by side): one training step at each of its network's
-    `batches_for` (the same for every dtype), growing, and the peak memory after each. One
-    dict per job: batches, peak bytes, measured growth and predicted activation bytes per
-    picture, and their ratio."""
+    """Peak memory after one step at batches b, 2b, 4b (float32 activations growing by about
+    `span_mb`) of each (bench network, dtype) of `jobs`, each in a fresh process (notebook 08)."""
     # JAX would give each process 75 % of a GPU's memory up front; these processes share one
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     if device.startswith("cpu"):
@@ -103,10 +74,10 @@ def measure(jobs, device="cpu:0", span_mb=300):
     running = []
     for name, dtype in jobs:
         model = bench.build(name)  # an unknown name gets bench's clear error
-        predicted, batches = activation_bytes(model, dtype), batches_for(model, span_mb * 1e6)
-        command = [sys.executable, "-m", "helpers.memory", "--model", name, "--device",
-                   device, "--dtype", dtype, "--batch", *map(str, batches)]
-        running.append((name, dtype, predicted, subprocess.Popen(
+        first = max(1, math.ceil(span_mb * 1e6 / (3 * activation_bytes(model))))
+        command = [sys.executable, "-m", "tools.memory", "--model", name, "--device", device,
+                   "--dtype", dtype, "--batch", *map(str, (first, 2 * first, 4 * first))]
+        running.append((name, dtype, activation_bytes(model, dtype), subprocess.Popen(
             command, cwd=config.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)))
     found = []
@@ -122,9 +93,7 @@ def measure(jobs, device="cpu:0", span_mb=300):
 
 
 def check(found, within=3.0):
-    """Measured growth per picture against the prediction, as a DataFrame with a verdict."""
-    import pandas as pd
-
+    """Measured growth per picture against the prediction, with a verdict (notebook 08)."""
     return pd.DataFrame([{
         "network": m["network"], "dtype": m["dtype"],
         "batches": ", ".join(map(str, m["batches"])),
@@ -136,11 +105,8 @@ def check(found, within=3.0):
 
 
 def largest_batches(found, gpus=("T4", "H200")):
-    """The largest batch on each of `gpus` (datasheet memory) for each measurement of
-    `measure`: predicted from the layer shapes, and at the growth per picture measured here
-    ("-" where none was measured: then measure at larger batches)."""
-    import pandas as pd
-
+    """The largest batch on each of `gpus` (datasheet memory) for each measurement of `measure`:
+    predicted, and at the growth measured here ("-" where none was measured) (notebook 08)."""
     rows = []
     for m in found:
         model = bench.build(m["network"])
@@ -153,80 +119,3 @@ def largest_batches(found, gpus=("T4", "H200")):
                 if m["growth"] > 0 else "-")
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-# --- the measuring process -------------------------------------------------------------
-
-def _peak_bytes(device):
-    """Peak memory so far: TensorFlow's allocator peak on a GPU, else the process's peak
-    resident memory: Linux's VmHWM (getrusage's maximum would keep the parent's from before
-    the process started), psutil's peak working set on Windows, getrusage on macOS."""
-    if not device.startswith("cpu"):
-        import keras
-
-        if keras.backend.backend() == "jax":  # no reset there: a fresh process, growing batches
-            import jax
-
-            kind, _, index = device.partition(":")
-            return jax.devices(kind)[int(index or 0)].memory_stats()["peak_bytes_in_use"]
-        import tensorflow as tf
-
-        return tf.config.experimental.get_memory_info(device.upper())["peak"]
-    status = Path("/proc/self/status")
-    if status.exists():
-        line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
-        return int(line.split()[1]) * 1024  # kB
-    import psutil
-
-    info = psutil.Process().memory_info()
-    if hasattr(info, "peak_wset"):
-        return info.peak_wset
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # macOS: bytes
-
-
-def _step_peaks(name, batches, device, dtype):
-    """Peak memory after one training step at each batch size, smallest first (a process's
-    peak resident memory only grows, so each step must need more than the one before)."""
-    import keras
-
-    if dtype != "float32":
-        keras.config.set_dtype_policy(f"mixed_{dtype}")
-    batches = sorted(batches)
-    with keras.device(device):
-        model = bench.build(name)
-        x, y = bench.synthetic_data(model, batches[-1], 1)
-        model.train_on_batch(x[:batches[0]], y[:batches[0]])  # builds Adam's moments, traces
-        peaks = []
-        on_tensorflow_gpu = not device.startswith("cpu") and keras.backend.backend() == "tensorflow"
-        for batch in batches:
-            if on_tensorflow_gpu:
-                import tensorflow as tf
-
-                tf.config.experimental.reset_memory_stats(device.upper())
-            model.train_on_batch(x[:batch], y[:batch])
-            peaks.append(_peak_bytes(device))
-    backend = {"tensorflow": "TensorFlow", "jax": "JAX"}.get(keras.backend.backend(), "the")
-    how = ("the process's peak resident memory" if device.startswith("cpu")
-           else f"{backend}'s allocator peak")
-    return {"batches": batches, "peak_bytes": peaks, "how": how}
-
-
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m helpers.memory",
-                                description="Peak memory of one training step of a bench "
-                                            "network at growing batch sizes, as JSON.")
-    p.add_argument("--model", required=True, choices=list(bench.MODELS))
-    p.add_argument("--batch", type=int, nargs="+", required=True)
-    p.add_argument("--device", default="cpu:0")
-    p.add_argument("--dtype", default="float32", choices=_DTYPES)
-    args = p.parse_args(argv)
-    if len(set(args.batch)) < 2 or min(args.batch) < 1:
-        p.error(f"give two or more different batch sizes of 1 or more, got {args.batch}")
-    print(json.dumps(_step_peaks(args.model, args.batch, args.device, args.dtype)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

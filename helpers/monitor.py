@@ -1,14 +1,8 @@
-"""Sample CPU and GPU utilisation in the background while a cell runs.
-
-    with monitor.Utilization() as usage:
-        model.fit(..., callbacks=[usage.epoch_marker()])
-    plots.utilization(usage)
-"""
+"""CPU and GPU utilisation sampled in the background while a cell runs (notebooks 07, 08)."""
 
 import threading
 import time
 
-import keras
 import psutil
 
 from .hardware import nvidia_smi_gpus
@@ -17,22 +11,17 @@ __all__ = ["Utilization"]
 
 
 class Utilization:
-    """Context manager: samples CPU %, memory and every GPU's load, memory, power and
-    temperature (columns gpu0_pct, gpu0_memory_mb, gpu0_power_w, gpu0_temperature_c, ...);
-    notebooks 07 and 08 plot the load."""
+    """Context manager sampling CPU % and each GPU's load, memory and power (notebook 07)."""
 
     def __init__(self, interval=0.5, gpus=None):
         if interval <= 0:
             raise ValueError(f"interval must be positive, got {interval}.")
-        self.interval = interval
-        self.samples, self.marks = [], []
+        self.interval, self.samples, self.marks = interval, [], []
         self._with_gpus = gpus if gpus is not None else bool(nvidia_smi_gpus())
         self._stop = threading.Event()
 
     def _sample(self):
-        entry = {"t": time.perf_counter() - self.start,
-                 "cpu_pct": psutil.cpu_percent(interval=None),
-                 "memory_pct": psutil.virtual_memory().percent}
+        entry = {"t": time.perf_counter() - self.start, "cpu_pct": psutil.cpu_percent()}
         if self._with_gpus:
             for i, g in enumerate(nvidia_smi_gpus()):
                 entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]
@@ -48,7 +37,7 @@ class Utilization:
 
     def __enter__(self):
         self.start = time.perf_counter()
-        psutil.cpu_percent(interval=None)  # the first reading only sets a reference
+        psutil.cpu_percent()  # the first reading only sets a reference
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -57,22 +46,11 @@ class Utilization:
         self._stop.set()
         self._thread.join()
         self._sample()
-        self.duration = time.perf_counter() - self.start
         return False
 
     def mark(self, label):
         """Record a labelled moment (an epoch boundary, a phase change)."""
         self.marks.append((time.perf_counter() - self.start, label))
-
-    def epoch_marker(self):
-        """A Keras callback that marks the end of every epoch on this timeline."""
-        monitor = self
-
-        class _Marker(keras.callbacks.Callback):
-            def on_epoch_end(self, epoch, logs=None):
-                monitor.mark(f"epoch {epoch + 1}")
-
-        return _Marker()
 
     def series(self, key):
         """(times, values) of one sampled quantity, e.g. 'cpu_pct', 'gpu0_pct', 'gpu0_power_w'."""

@@ -1,9 +1,4 @@
-"""Timing: fair timing of a call (notebook 00) and step times of training (notebooks 01-10).
-
-`first_and_median` and `wait_for` are notebook 00's rules: warm-up apart, median of repeats,
-wait for the result. `Throughput` is the Keras callback the notebooks pass to `fit`;
-`StepTimer` is its clock, which a hand-written loop (helpers.worker) drives itself.
-"""
+"""Timing: a fair clock for one call (notebook 00) and the step times of training (notebook 01)."""
 
 import math
 import statistics
@@ -32,15 +27,14 @@ def wait_for(x):
 
 
 def step_stats(seconds):
-    """Median, 10th and 90th percentile of step times (s) and their spread (p90 - p10) / median;
-    with fewer than three steps the spread is 0 (notebook 08's records)."""
+    """Median, p10 and p90 of step times (s) and their spread (p90 - p10) / median (notebook 08)."""
     median = statistics.median(seconds)
     p10, p90 = statistics.quantiles(seconds, n=10)[::8] if len(seconds) >= 3 else (median,) * 2
     return {"median": median, "p10": p10, "p90": p90, "spread": (p90 - p10) / median}
 
 
 class StepTimer:
-    """The clock of one epoch: `start()` when it begins, `step()` after every step (notebook 10)."""
+    """The clock of one epoch: `start()` when it begins, `step()` after each step (notebook 10)."""
 
     def start(self):
         self.steps, self.started = [], time.perf_counter()
@@ -51,22 +45,19 @@ class StepTimer:
         self.steps.append(now - self._last)
         self._last = now
 
-    @property
-    def timed(self):
-        """The step times without the first (tracing, iterator start-up, first decode)."""
-        return self.steps[1:] or self.steps
-
     def images_per_s(self, batch_size):
-        """`batch_size` over the median timed step: the epoch's steady training speed."""
-        return batch_size / statistics.median(self.timed) if self.steps else math.nan
+        """`batch_size` over the median step, the first (tracing, start-up) left out."""
+        if not self.steps:
+            return math.nan
+        return batch_size / statistics.median(self.steps[1:] or self.steps)
 
     def wall_s(self):
         return time.perf_counter() - self.started
 
 
 class Throughput(keras.callbacks.Callback):
-    """Per epoch: images/s (first step left out), wall time, step times (notebook 01).
-    `to_logs`: also `images_per_s` and `epoch_s` in each epoch's logs (for CSVLogger)."""
+    """Per epoch: images/s (first step left out), wall time, step times (notebook 01); with
+    `to_logs` also `images_per_s` and `epoch_s` in the logs, for CSVLogger (notebook 05)."""
 
     def __init__(self, batch_size, to_logs=False):
         super().__init__()
@@ -96,18 +87,15 @@ class Throughput(keras.callbacks.Callback):
 
 
 def time_fit(model, data, batch_size, steps, warmup):
-    """Step times (s) of `steps` training steps after `warmup` ones on (x, y) arrays or a
-    repeating dataset/PyDataset (notebook 07's bench.run)."""
-    clock = Throughput(batch_size)
-    needed = warmup + steps
-    if isinstance(data, tuple):
-        per_epoch = len(data[0]) // batch_size
-        epochs = math.ceil(needed / (per_epoch - 1))
-        model.fit(*data, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0,
-                  callbacks=[clock])
+    """Step times (s) of `steps` training steps after `warmup` on (x, y) arrays or a repeating
+    dataset or PyDataset (notebook 07)."""
+    clock, needed = Throughput(batch_size), warmup + steps
+    if isinstance(data, tuple):  # whole epochs, each one's first step left out below
+        epochs = math.ceil(needed / (len(data[0]) // batch_size - 1))
+        given = {"x": data[0], "y": data[1], "batch_size": batch_size, "epochs": epochs}
     else:
-        model.fit(data, steps_per_epoch=needed + 1, epochs=1, verbose=0, shuffle=False,
-                  callbacks=[clock])
+        given = {"x": data, "steps_per_epoch": needed + 1}
+    model.fit(**given, shuffle=False, verbose=0, callbacks=[clock])
     intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]  # no start-up step
     return intervals[warmup:needed]
 

@@ -1,9 +1,11 @@
-"""helpers.bench: a timed run and its record, the input-wait share, the CLI and its plan."""
+"""helpers.bench: a timed run and its record, the input-wait share; tools.bench, its recording
+command line, and its plan."""
 
 import json
 import time
 
-from helpers import bench, results
+from helpers import bench, data, keras2_loader, results
+from tools import bench as recorder
 
 import keras
 import numpy as np
@@ -17,6 +19,7 @@ def test_a_synthetic_run_gives_a_complete_record(fixed_peak):
     assert record["timed_steps"] == 4 and record["warmup_steps"] == 1
     assert record["hardware"]["cpu"]["logical_cores"] >= 1 and record["backend"] == "tensorflow"
     assert record["kind"] == "recorded" and "bench.run('mnist_cnn'" in record["command"]
+    assert record["source"] == "synthetic" and record["workers"] is None
     json.dumps(record)  # a record must be storable as JSON
 
 
@@ -48,20 +51,33 @@ def test_a_slow_source_makes_the_network_wait_and_a_fast_one_does_not(fixed_peak
     assert fast["input_wait_share"] < slow["input_wait_share"] / 2
 
 
-def test_the_keras_2_style_loader_runs_with_its_workers(fixed_peak):
-    record = bench.run("cats_dogs_original", batch_size=8, steps=3, warmup=1, source="python",
-                       workers=2)
-    assert record["workers"] == 2 and record["augment_in_model"] is False
+def test_a_pydataset_records_its_workers(fixed_peak):
+    paths, labels, _ = data.cats_dogs_files("train", limit=16)
+    loader = keras2_loader.PillowBatches(paths, labels, 64, 8, repeat=3, workers=2)
+    record = bench.run("cats_dogs_original", batch_size=8, steps=3, warmup=1, source=loader,
+                       label="python", augment=False)
+    assert record["workers"] == 2 and record["use_multiprocessing"] is False
+    assert record["augment_in_model"] is False and results.table([record])["source"][0] == (
+        "python w2t")
     assert 0 < record["images_per_s"] and 0 < record["synthetic_images_per_s"]
 
 
+@pytest.mark.parametrize("source", ["jpeg", "python"])
+def test_the_recording_command_builds_the_course_sources(source):
+    real, warmup, augment = recorder._source("cats_dogs_original", 8, source, 2, False, 3, 1)
+    x, y = real[0] if source == "python" else next(iter(real))
+    assert tuple(x.shape) == (8, 64, 64, 3) and tuple(y.shape)[0] == 8
+    # the pipeline is timed after one full pass over its pictures; the loader augments itself
+    assert (warmup > 1, augment) == ((True, True) if source == "jpeg" else (False, False))
+
+
 def plan(argv):
-    return bench._plan(bench._parser().parse_args(argv))
+    return recorder._plan(recorder._parser().parse_args(argv))
 
 
 def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(monkeypatch):
-    monkeypatch.setattr(bench.peak, "devices", lambda: ["cpu:0", "gpu:0"])
-    monkeypatch.setattr(bench.peak, "supported_dtypes",
+    monkeypatch.setattr(recorder.peak, "devices", lambda: ["cpu:0", "gpu:0"])
+    monkeypatch.setattr(recorder.peak, "supported_dtypes",
                         lambda device: ["float32", "float16", "bfloat16"])
     gpu = plan(["--all", "--device", "gpu"])  # (model, device, batch, source, ..., dtype)
     assert {(run[0], run[-1]) for run in gpu} == {
@@ -76,7 +92,7 @@ def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(mo
 
 
 def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
-    monkeypatch.setattr(bench.peak, "devices", lambda: ["cpu:0"])
+    monkeypatch.setattr(recorder.peak, "devices", lambda: ["cpu:0"])
     with pytest.raises(SystemExit, match="no gpu device here; Keras .* sees cpu:0"):
         plan(["--all", "--device", "gpu"])
 
@@ -84,7 +100,7 @@ def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
 @pytest.mark.usefixtures("fake_gpu")
 def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed_peak, tmp_path):
     # two Tesla T4s (tests/gpu_rehearsal.py) whose work runs on the CPU
-    bench.main(["--all", "--device", "gpu", "--model", "mnist_cnn", "--dtype", "float16",
+    recorder.main(["--all", "--device", "gpu", "--model", "mnist_cnn", "--dtype", "float16",
                 "--batch", "8", "--steps", "3", "--warmup", "0", "--record", "--out",
                 str(tmp_path)])
     found = results.load(tmp_path)
@@ -101,20 +117,20 @@ def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed
 def test_bad_names_get_clear_errors():
     with pytest.raises(ValueError, match="cats_dogs_128px"):
         bench.run("resnet50")
-    with pytest.raises(ValueError, match="synthetic"):
-        bench.run("mnist_cnn", source="csv")
-    with pytest.raises(ValueError, match="no JPEG source"):
-        bench.run("mnist_cnn", source="jpeg", steps=3)
+    with pytest.raises(ValueError, match="not 'jpeg': leave it out for synthetic data"):
+        bench.run("mnist_cnn", source="jpeg")
+    with pytest.raises(ValueError, match="Unknown dtype 'int8'"):
+        bench.run("mnist_cnn", dtype="int8")
 
 
 def test_cli_help_and_missing_model(capsys):
     with pytest.raises(SystemExit) as done:
-        bench.main(["--help"])
+        recorder.main(["--help"])
     assert done.value.code == 0 and "--record" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="cifar10_net"):
-        bench.main([])
+        recorder.main([])
     with pytest.raises(SystemExit, match="no JPEG source"):
-        bench.main(["--model", "mnist_cnn", "--source", "jpeg", "--steps", "3"])
+        recorder.main(["--model", "mnist_cnn", "--source", "jpeg", "--steps", "3"])
 
 
 BLOCK_TENSORFLOW = ("import sys; sys.modules['tensorflow'] = None  # any import of it fails\n")

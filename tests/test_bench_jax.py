@@ -1,4 +1,4 @@
-"""helpers.bench on Keras' JAX backend, with no TensorFlow: the recording command a GPU machine
+"""tools.bench on Keras' JAX backend, with no TensorFlow: the recording command a GPU machine
 that has JAX but no TensorFlow runs, here on the CPU (`make test-jax` builds its environment
 from requirements-jax.txt in .cache/venv-jax)."""
 
@@ -25,7 +25,7 @@ def recorded(tmp_path_factory):
     """Every network recorded with KERAS_BACKEND=jax in float32 and mixed bfloat16, at batch 2
     (and the sweep's 4, 8, 16), as on a GPU machine, into a folder of its own."""
     out = tmp_path_factory.mktemp("results")
-    code = ("import sys\nfrom helpers import bench\nrc = bench.main(sys.argv[1:])\n"
+    code = ("import sys\nfrom tools import bench\nrc = bench.main(sys.argv[1:])\n"
             "print('tensorflow imported:', 'tensorflow' in sys.modules)\nsys.exit(rc)")
     argv = ["--all", "--batch", "2", "--dtype", "float32", "--dtype", "bfloat16",
             "--warmup", "0", "--record", "--out", str(out)]

@@ -5,7 +5,6 @@ import time
 from helpers import hardware, monitor
 
 import pytest
-from conftest import arrays, tiny_model
 from gpu_rehearsal import fake_nvidia_smi  # noqa: F401  (the fixture, used by name below)
 
 
@@ -18,14 +17,7 @@ def test_monitor_samples_and_marks():
     times, cpu = usage.series("cpu_pct")
     assert len(times) >= 4 and times == sorted(times)
     assert all(0 <= v <= 100 for v in cpu) and max(cpu) > 0
-    assert usage.marks[0][1] == "half" and usage.duration >= 0.4
-
-
-def test_monitor_marks_epochs_from_keras():
-    x, y = arrays()
-    with monitor.Utilization(interval=0.05, gpus=False) as usage:
-        tiny_model().fit(x, y, epochs=3, verbose=0, callbacks=[usage.epoch_marker()])
-    assert [label for _, label in usage.marks] == ["epoch 1", "epoch 2", "epoch 3"]
+    assert usage.marks[0][1] == "half" and times[-1] >= 0.4  # the last sample: at the end
 
 
 def test_monitor_refuses_a_zero_interval():

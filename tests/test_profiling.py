@@ -15,6 +15,6 @@ def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
     summary = profiling.read_profile(tmp_path)
     assert summary["steps"] == 2 and summary["step_ms"] > 0
     assert 0 <= summary["waiting_share"] <= 1 and "Conv2D" in " ".join(summary["top_ops_ms"])
-    assert 0 < summary["input_busy_ms"] and 0 < summary["compute_busy_ms"]
+    assert 0 < summary["input_busy_ms"]
     with pytest.raises(FileNotFoundError, match="profile_batch"):
         profiling.read_profile(tmp_path / "empty")
