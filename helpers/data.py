@@ -1,9 +1,5 @@
-"""The course's datasets as tf.data pipelines: decode once, cache, parallel map, prefetch.
-
-Where each dataset's files come from (the embedded sample, or the full public set in the
-`full` profile) is helpers.sources; this module reads class folders, the cat/dog splits,
-CIFAR-10, MNIST and the text sets from there.
-"""
+"""The course's datasets as tf.data pipelines, from the sample or the `full` sets (`sources`):
+class folders, the cat/dog splits, CIFAR-10, MNIST and the text sets."""
 
 import gzip
 import os
@@ -11,45 +7,36 @@ import random
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import keras
 import numpy as np
+import psutil
 import tensorflow as tf
 
 from . import config
-from .images import check_images, is_hidden, printable, read_picture, unused_line
+from .images import check_images, is_hidden, plural, printable, read_picture, unused_line
 from .sources import sample_path, source
 
-__all__ = ["CATS_DOGS_SPLITS", "TUTORIAL_PER_CLASS", "cats_dogs", "cats_dogs_files", "cifar10",
-           "class_folders", "image_pipeline", "imdb", "labelled_files", "mnist", "mnist_arrays",
-           "need_memory", "pretrained_weights", "read_cifar_bin", "read_idx", "read_text",
-           "sample_pictures", "shakespeare", "shown", "split_files", "split_folder"]
+__all__ = ["cats_dogs", "cats_dogs_files", "cifar10", "image_pipeline", "imdb", "labelled_files",
+           "mnist", "mnist_arrays", "need_memory", "pretrained_weights", "read_cifar_bin",
+           "read_idx", "read_picture", "read_text", "sample_pictures", "shakespeare", "shown"]
+
+# Split folder names of a cat/dog folder: the tutorial's, or the course sample's.
+CATS_DOGS_SPLITS = {"train": ("training_set", "train"), "validation": ("test_set", "validation")}
+# The tutorial's sizes per class: 4,000 training and 1,000 validation pictures (`full`).
+TUTORIAL_PER_CLASS = {"train": 4000, "validation": 1000}
 
 
-# --- images from class folders --------------------------------------------------------
-
-
-def class_folders(root):
-    """The class sub-folders of an image folder, sorted; a clear error if there are none.
-    Hidden folders (.ipynb_checkpoints/) and macOS zips' __MACOSX/ are no classes."""
-    root = Path(root)
-    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not is_hidden(p.name))
-    if len(classes) < 2:
-        raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
-                         f"found {classes or 'none'}.")
-    return classes
+def _class_names(folder):
+    return sorted(p.name for p in Path(folder).iterdir() if p.is_dir() and not is_hidden(p.name))
 
 
 def shown(path):
-    """A path as a learner should see it: relative to the course folder when inside it, and
-    printable even when its name is not valid UTF-8 (such bytes are shown as \\xe9)."""
+    """A path relative to the course folder when inside it, printable (notebook 04)."""
     try:
         path = Path(path).resolve().relative_to(config.ROOT).as_posix()
     except ValueError:
         path = str(path)
     return printable(path)
-
-
-def _plural(n, word):
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _examples(groups, root, most=3):
@@ -59,18 +46,23 @@ def _examples(groups, root, most=3):
     return text + ("; ..." if len(groups) > most else "")
 
 
+def _checked(root):
+    """(classes, their ImageReports) of the class folders of `root`; an error without two."""
+    classes = _class_names(root)
+    if len(classes) < 2:
+        raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
+                         f"found {classes or 'none'}.")
+    return classes, [check_images(Path(root) / name) for name in classes]
+
+
 def _read_classes(root):
     """(paths, labels, classes, digests, what the check did) of the usable pictures in class
-    folders, in order; prints every file and folder that is not used, and why."""
-    root = Path(root)
-    classes = class_folders(root)
-    paths, labels, digests, skipped, decoded, seconds = [], [], {}, 0, 0, 0.0
-    for label, name in enumerate(classes):
-        report = check_images(root / name)
+    folders; prints every file and folder not used, and why."""
+    classes, reports = _checked(root)
+    paths, labels, digests = [], [], {}
+    for label, (name, report) in enumerate(zip(classes, reports)):
         for path, why in report.bad:
             print(f"Skipped {shown(path)}: {why}")
-        skipped += len(report.bad)
-        decoded, seconds = decoded + report.decoded, seconds + report.seconds
         if report.unused or report.hidden:
             print(f"{shown(root / name)}: {unused_line(report.unused, report.hidden)}")
         if not report.good:
@@ -78,21 +70,21 @@ def _read_classes(root):
         paths += [str(p) for p in report.good]
         labels += [label] * len(report.good)
         digests.update({str(p): d for p, d in report.digests.items()})
-    outside = sorted(p.name + "/" * p.is_dir() for p in root.iterdir()
-                     if p.name not in classes)
+    outside = sorted(p.name + "/" * p.is_dir() for p in root.iterdir() if p.name not in classes)
     if outside:
         print(f"{shown(root)}: not used: {', '.join(outside[:5])}{', ...' * (len(outside) > 5)} "
               "(outside the class folders, or hidden); a picture is read only inside its "
               "class folder")
+    skipped, decoded = sum(len(r.bad) for r in reports), sum(r.decoded for r in reports)
     checked = len(paths) + skipped
-    stats = (f"{skipped} skipped; checked {checked} files in {seconds:.1f} s ({decoded} decoded, "
-             f"{checked - decoded} unchanged since their last check)")
+    stats = (f"{skipped} skipped; checked {checked} files in {sum(r.seconds for r in reports):.1f}"
+             f" s ({decoded} decoded, {checked - decoded} unchanged since their last check)")
     return paths, labels, classes, digests, stats
 
 
 def _name_duplicates(root, paths, labels, digests):
-    """Print the pictures stored more than once below `root` (equal bytes): copies in one
-    class are all used; a picture in two classes has one wrong label."""
+    """Print the pictures stored more than once (equal bytes): copies in one class are all
+    used; a picture in two classes has one wrong label."""
     same = defaultdict(list)
     for path, label in zip(paths, labels):
         same[digests[path]].append((path, label))
@@ -100,35 +92,30 @@ def _name_duplicates(root, paths, labels, digests):
     clashing = [[p for p, _ in g] for g in groups if len({y for _, y in g}) > 1]
     copies = [[p for p, _ in g] for g in groups if len({y for _, y in g}) == 1]
     if copies:
-        print(f"{shown(root)}: {_plural(len(copies), 'picture')} stored more than once in one "
+        print(f"{shown(root)}: {plural(len(copies), 'picture')} stored more than once in one "
               f"class (same bytes; each copy is used): {_examples(copies, root)}")
     if clashing:
-        print(f"{shown(root)}: {_plural(len(clashing), 'picture')} in two classes at once, so "
+        print(f"{shown(root)}: {plural(len(clashing), 'picture')} in two classes at once, so "
               f"one copy has the wrong label (both are used; delete the wrong one): "
               f"{_examples(clashing, root)}")
 
 
 def labelled_files(root, limit=None, seed=config.SEED, training=None):
     """(paths, labels, class_names) of the usable images in class folders, shuffled by `seed`,
-    the first `limit`; prints the classes with their counts and names every file not used.
-
-    training: {content digest: path} of the training split's pictures; those found here too
-    are left out (a picture the network trained on flatters its validation accuracy), and named.
-    """
+    the first `limit`; prints the counts and every file not used (notebook 04). `training`:
+    {digest: path} of training pictures, left out here (they would flatter the accuracy)."""
     root = Path(root)
     paths, labels, classes, digests, stats = _read_classes(root)
     _name_duplicates(root, paths, labels, digests)
     both = [p for p in paths if digests[p] in (training or {})]
     if both:
-        print(f"{shown(root)}: not used: {_plural(len(both), 'picture')} also among the "
+        print(f"{shown(root)}: not used: {plural(len(both), 'picture')} also among the "
               "training pictures, which would flatter the accuracy measured here: "
               + "; ".join(f"{printable(Path(p).relative_to(root))} = "
                           f"{shown(training[digests[p]])}" for p in both[:3])
               + "; ..." * (len(both) > 3))
-        dropped = set(both)
-        kept = [i for i, p in enumerate(paths) if p not in dropped]
-        paths, labels = [paths[i] for i in kept], [labels[i] for i in kept]
-    order = list(range(len(paths)))
+    dropped = set(both)
+    order = [i for i, p in enumerate(paths) if p not in dropped]
     random.Random(seed).shuffle(order)
     order = order[:limit] if limit else order
     counts = Counter(labels[i] for i in order)
@@ -138,24 +125,18 @@ def labelled_files(root, limit=None, seed=config.SEED, training=None):
 
 
 def _digests(root):
-    """{path: content digest} of the usable pictures in the class folders of `root`, from the
-    check (its cache: nothing is checked twice); says so when it had to check files now."""
-    found, decoded, seconds = {}, 0, 0.0
-    for name in class_folders(root):
-        report = check_images(Path(root) / name)
-        found.update({str(p): d for p, d in report.digests.items()})
-        decoded, seconds = decoded + report.decoded, seconds + report.seconds
+    """{path: digest} of the usable pictures of class folders (cached checks; says if it
+    checked files now)."""
+    _, reports = _checked(root)
+    decoded = sum(r.decoded for r in reports)
     if decoded:
-        print(f"{shown(root)}: checked {decoded} files in {seconds:.1f} s to find copies of "
-              "them among the validation pictures")
-    return found
+        print(f"{shown(root)}: checked {decoded} files in {sum(r.seconds for r in reports):.1f} s "
+              "to find copies of them among the validation pictures")
+    return {str(p): d for r in reports for p, d in r.digests.items()}
 
 
 def need_memory(nbytes, what):
-    """Refuse, before any work starts, a job needing more than 80 % of the free memory
-    (notebook 07's `image_pipeline`)."""
-    import psutil
-
+    """Refuse a job needing over 80 % of the free memory, before it starts (notebook 07)."""
     free = psutil.virtual_memory().available
     if nbytes > 0.8 * free:
         raise MemoryError(f"{what} needs {nbytes / 1e6:,.0f} MB of memory and {free / 1e6:,.0f} MB "
@@ -183,25 +164,11 @@ def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.S
     return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
 
-def split_files(paths, labels, validation_fraction=0.2):
-    """Split already shuffled (paths, labels) into train and validation parts."""
-    n_val = int(round(len(paths) * validation_fraction))
-    return (paths[n_val:], labels[n_val:]), (paths[:n_val], labels[:n_val])
-
-
-# Split folder names of a cat/dog folder: the tutorial's, or the course sample's.
-CATS_DOGS_SPLITS = {"train": ("training_set", "train"), "validation": ("test_set", "validation")}
-# The tutorial's sizes per class: 4,000 training and 1,000 validation pictures (`full`).
-TUTORIAL_PER_CLASS = {"train": 4000, "validation": 1000}
-
-
-def split_folder(root, split):
-    """The folder of one split in a cat/dog folder laid out like the tutorial's
-    (training_set/test_set) or like the sample (train/validation), with class sub-folders."""
-    root = Path(root)
+def _split_folder(root, split):
+    """The folder of one split in a cat/dog folder: training_set/test_set or train/validation."""
     for name in CATS_DOGS_SPLITS[split]:
-        if (root / name).is_dir():
-            return root / name
+        if (Path(root) / name).is_dir():
+            return Path(root) / name
     names = " or ".join(f"{name}/" for name in CATS_DOGS_SPLITS[split])
     raise FileNotFoundError(
         f"{root} has no {names} folder for the {split} pictures. A cat/dog folder holds "
@@ -210,13 +177,12 @@ def split_folder(root, split):
 
 
 def _two_classes(folders):
-    """Refuse, in one message naming every folder's classes, cat/dog folders (the splits, or
-    one folder) that do not all hold the same two classes: the network has one sigmoid."""
-    found = {folder: sorted(p.name for p in Path(folder).iterdir()
-                            if p.is_dir() and not is_hidden(p.name)) for folder in folders}
+    """Refuse, naming every folder's classes, cat/dog folders that do not all hold the same
+    two classes: the network has one sigmoid."""
+    found = {folder: _class_names(folder) for folder in folders}
     names = list(found.values())
     if all(len(n) == 2 and n == names[0] for n in names):
-        return names[0]
+        return
     sides = "; ".join(f"{shown(folder)} holds {', '.join(n) or 'no class folders'}"
                       for folder, n in found.items())
     only = sorted(set().union(*names) - set.intersection(*map(set, names)))
@@ -228,10 +194,8 @@ def _two_classes(folders):
 
 
 def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
-    """(paths, labels, classes) of one cat/dog split, from the first of: `root`, the folder
-    in COURSE_CATS_DOGS, the full Kaggle set (`full`, downloaded), the embedded sample;
-    shuffled by `seed`, the first `limit` of them. Both splits must hold the same two classes;
-    a validation picture that is also a training picture is left out (and named)."""
+    """(paths, labels, classes) of one cat/dog split from `root`, COURSE_CATS_DOGS, the Kaggle
+    set (`full`) or the sample, the first `limit` after a seeded shuffle (notebooks 04, 07)."""
     root = root or os.environ.get("COURSE_CATS_DOGS")
     if not root:
         kind, folder = source("cats_dogs")
@@ -240,7 +204,7 @@ def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
     folders = {}
     for name in CATS_DOGS_SPLITS:  # a split missing is an error only when it is asked for
         try:
-            folders[name] = split_folder(root, name) if root else folder / name
+            folders[name] = _split_folder(root, name) if root else folder / name
         except FileNotFoundError:
             if name == split:
                 raise
@@ -268,32 +232,32 @@ def _kaggle_files(split, folder, limit, seed):
         kept = [i for i in chosen["validation"] if digests[paths[i]] not in trained]
         if len(kept) < len(chosen["validation"]):
             print(f"{shown(folder)}: not used for validation: "
-                  f"{_plural(len(chosen['validation']) - len(kept), 'picture')} also chosen for "
+                  f"{plural(len(chosen['validation']) - len(kept), 'picture')} also chosen for "
                   "training, which would flatter the accuracy measured here")
         chosen["validation"] = kept
     picked = sorted(chosen[split])[:limit]
     return [paths[i] for i in picked], [labels[i] for i in picked], classes
 
 
-def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=None):
-    """Cats vs dogs as a tf.data pipeline of (image 0..255 float32, label 0=cat 1=dog).
+def _check_split(split, splits=("train", "validation")):
+    if split not in splits:
+        raise ValueError(f"split must be {' or '.join(map(repr, splits))}, got {split!r}.")
 
-    Pictures come from `root`, else COURSE_CATS_DOGS, else the profile's data (see
-    `cats_dogs_files`); `limit` keeps the first pictures of the seeded shuffle.
-    """
-    if split not in ("train", "validation"):
-        raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
+
+def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=None):
+    """Cats vs dogs as tf.data of (image 0..255 float32, label 0=cat 1=dog) (notebook 04), from
+    `cats_dogs_files`; `limit` keeps the first pictures of the seeded shuffle."""
+    _check_split(split)
     s = config.settings("cats_dogs")
-    batch_size = batch_size or s.batch
     limit = limit or (s.train if split == "train" else s.val)
     paths, labels, classes = cats_dogs_files(split, root, limit)
-    ds = image_pipeline(paths, labels, image_size, batch_size, shuffle=(split == "train"))
+    ds = image_pipeline(paths, labels, image_size, batch_size or s.batch, split == "train")
     ds.class_names, ds.num_examples = classes, len(paths)
     return ds
 
 
 def read_cifar_bin(paths):
-    """Images (N, 32, 32, 3 uint8) and labels from CIFAR-10's binary batch files."""
+    """Images (N, 32, 32, 3 uint8) and labels of CIFAR-10's binary batches (notebook 03, `full`)."""
     raw = np.concatenate([np.fromfile(p, dtype=np.uint8) for p in paths])
     if raw.size % 3073:
         raise ValueError(f"{paths} are not CIFAR-10 binary batches (size {raw.size}).")
@@ -302,94 +266,71 @@ def read_cifar_bin(paths):
 
 
 def cifar10(split="train", batch_size=128, limit=None):
-    """CIFAR-10 as tf.data of (image 32x32x3 float32 0..255, label 0..9).
-
-    The sample holds 200 test pictures per class, split 80/20 by the course seed.
-    """
-    import tensorflow as tf
-
-    if split not in ("train", "validation"):
-        raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
+    """CIFAR-10 as tf.data of (image 32x32x3 float32 0..255, label 0..9) (notebook 03); the
+    sample's 200 test pictures per class are split 80/20 by the course seed."""
+    _check_split(split)
     kind, root = source("cifar10")
     if kind == "sample":
         paths, labels, classes = labelled_files(root)
-        train, val = split_files(paths, labels)
-        paths, labels = train if split == "train" else val
-        ds = image_pipeline(paths[:limit], labels[:limit], 32, batch_size, split == "train")
-        ds.class_names = classes
-        return ds
-    folder = root / "cifar-10-batches-bin"
-    files = (sorted(folder.glob("data_batch_*.bin")) if split == "train"
-             else [folder / "test_batch.bin"])
-    x, y = read_cifar_bin(files)
-    names = (folder / "batches.meta.txt").read_text().split()
-    ds = tf.data.Dataset.from_tensor_slices((x[:limit].astype("float32"), y[:limit]))
-    ds = ds.shuffle(10000, seed=config.SEED) if split == "train" else ds
-    ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
-    ds.class_names = names
+        n_val = round(len(paths) * 0.2)
+        part = slice(n_val, None) if split == "train" else slice(n_val)
+        ds = image_pipeline(paths[part][:limit], labels[part][:limit], 32, batch_size,
+                            split == "train")
+    else:
+        folder = root / "cifar-10-batches-bin"
+        x, y = read_cifar_bin(sorted(folder.glob("data_batch_*.bin")) if split == "train"
+                              else [folder / "test_batch.bin"])
+        classes = (folder / "batches.meta.txt").read_text().split()
+        ds = tf.data.Dataset.from_tensor_slices((x[:limit].astype("float32"), y[:limit]))
+        ds = ds.shuffle(10000, seed=config.SEED) if split == "train" else ds
+        ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+    ds.class_names = classes
     return ds
 
 
-# --- MNIST -------------------------------------------------------------------------------
-
-
 def read_idx(path):
-    """A NumPy array from an idx file (gzip or plain), as MNIST publishes them."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
+    """A NumPy array from an idx file (gzip or plain), as MNIST publishes them (notebook 01)."""
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f:
         data = f.read()
-    if len(data) < 4 or data[0] != 0 or data[1] != 0 or data[2] != 0x08:
+    if len(data) < 4 or data[:3] != b"\x00\x00\x08":
         raise ValueError(f"{path} is not an idx file of unsigned bytes.")
-    ndim = data[3]
-    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
-    array = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim)
+    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(data[3]))
+    array = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * data[3])
     if array.size != int(np.prod(shape)):
         raise ValueError(f"{path} is truncated: expected {shape}, got {array.size} values.")
     return array.reshape(shape)
 
 
 def mnist_arrays(split="train"):
-    """MNIST as NumPy arrays (images uint8 28x28, labels), honouring the profile's sizes.
-
-    The sample has only the 10,000 test digits: they are split 80/20 by the course seed.
-    """
-    if split not in ("train", "validation"):
-        raise ValueError(f"split must be 'train' or 'validation', got {split!r}.")
-    s = config.settings("mnist")
+    """MNIST as NumPy arrays (images uint8 28x28, labels) in the profile's sizes (notebook 01);
+    the sample's 10,000 test digits are split 80/20 by the course seed."""
+    _check_split(split)
     kind, folder = source("mnist")
-    if kind == "full":
-        prefix = "train" if split == "train" else "t10k"
-        x = read_idx(folder / f"{prefix}-images-idx3-ubyte.gz")
-        y = read_idx(folder / f"{prefix}-labels-idx1-ubyte.gz")
-    else:
-        x = read_idx(folder / "t10k-images-idx3-ubyte.gz")
-        y = read_idx(folder / "t10k-labels-idx1-ubyte.gz")
+    prefix = "train" if kind == "full" and split == "train" else "t10k"
+    x = read_idx(folder / f"{prefix}-images-idx3-ubyte.gz")
+    y = read_idx(folder / f"{prefix}-labels-idx1-ubyte.gz")
+    if kind != "full":
         order = np.random.default_rng(config.SEED).permutation(len(x))
         n_val = len(x) // 5
         order = order[n_val:] if split == "train" else order[:n_val]
         x, y = x[order], y[order]
+    s = config.settings("mnist")
     limit = s.train if split == "train" else s.val
     return x[:limit], y[:limit]
 
 
 def mnist(split="train", batch_size=None, one_hot=False):
-    """MNIST as a tf.data pipeline of (image float32 28x28x1 in 0..1, label)."""
-    import tensorflow as tf
-
+    """MNIST as tf.data of (image float32 28x28x1 in 0..1, label) (notebook 01)."""
     x, y = mnist_arrays(split)
     x = (x.astype("float32") / 255.0)[..., None]
     y = np.eye(10, dtype="float32")[y] if one_hot else y.astype("int32")
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
-    if split == "train":
-        ds = ds.shuffle(len(x), seed=config.SEED)
+    ds = ds.shuffle(len(x), seed=config.SEED) if split == "train" else ds
     return ds.batch(batch_size or config.settings("mnist").batch).prefetch(tf.data.AUTOTUNE)
 
 
-# --- text ----------------------------------------------------------------------------------
-
-
 def read_text(path):
-    """A text file as str; a clear error for empty files or bytes that are not UTF-8."""
+    """A UTF-8 text file as str, a clear error if empty or not UTF-8 (notebook 02's texts)."""
     data = Path(path).read_bytes()
     if not data.strip():
         raise ValueError(f"{path} is empty: a text model needs some text to learn from.")
@@ -401,26 +342,22 @@ def read_text(path):
 
 
 def shakespeare():
-    """Tiny Shakespeare as one string (the sample holds the whole file)."""
+    """Tiny Shakespeare as one string (notebook 02; the sample holds the whole file)."""
     kind, path = source("tinyshakespeare")
     return read_text(path if kind == "full" else path / "input.txt")
 
 
 def imdb(split="train", batch_size=32):
-    """IMDB reviews as tf.data of (text, label 0=neg 1=pos), via Keras' folder loader."""
-    import keras
-
-    if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}.")
+    """IMDB reviews as tf.data of (text, label 0=neg 1=pos) (notebook 02)."""
+    _check_split(split, ("train", "test"))
     kind, root = source("imdb")
-    folder = root / ("aclImdb" if kind == "full" else "") / split
     return keras.utils.text_dataset_from_directory(
-        folder, class_names=["neg", "pos"], batch_size=batch_size,
-        shuffle=(split == "train"), seed=config.SEED)
+        root / ("aclImdb" if kind == "full" else "") / split, class_names=["neg", "pos"],
+        batch_size=batch_size, shuffle=(split == "train"), seed=config.SEED)
 
 
 def pretrained_weights(name="mobilenet_0.25"):
-    """Path of the embedded ImageNet weights (sha256 checked)."""
+    """Path of the embedded ImageNet weights, sha256 checked (notebook 03)."""
     files = {"mobilenet_0.25": "pretrained/mobilenet_2_5_224_tf_no_top.h5"}
     if name not in files:
         raise KeyError(f"No embedded weights {name!r}; available: {', '.join(files)}.")
@@ -428,6 +365,6 @@ def pretrained_weights(name="mobilenet_0.25"):
 
 
 def sample_pictures():
-    """The out-of-dataset pictures (cat, bird, parrot, sunflower, Grace Hopper), sorted."""
+    """The out-of-dataset pictures (cat, bird, parrot, sunflower, Grace Hopper) (notebook 06)."""
     folder = sample_path("sample_images")
     return sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".png"))

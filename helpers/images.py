@@ -1,10 +1,6 @@
-"""Find the image files a training pipeline can use, and report every one it cannot.
-
-Every file is fully decoded (not just its header): a truncated JPEG only shows up
-when its last rows are read. The verdict on each file of a folder is kept in the course
-cache, keyed by path, size and modification time, so an unchanged file is decoded once.
-`decode_picture` is the one decoder: training, prediction and the check all read a picture
-with it, as viewers show it (turned upright by its EXIF orientation, transparency on white).
+"""Which image files a pipeline can use, and why not the others: every file is decoded whole
+(a cut-off JPEG shows only in its last rows), and each verdict kept in the cache by path, size and
+time. `decode_picture`, the one decoder, shows a picture as viewers do (EXIF-upright, on white).
 """
 
 import functools
@@ -17,13 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tensorflow as tf
 from PIL import Image
 
 from . import config
 
-__all__ = ["CHECK_VERSION", "IMAGE_SUFFIXES", "MAX_PIXELS", "PIPELINE_FORMATS", "check_image",
-           "check_images", "decode_picture", "exif_orientation", "ImageReport", "is_hidden",
-           "printable", "read_picture", "unused_line", "verdict_file"]
+__all__ = ["check_image", "check_images", "decode_picture", "exif_orientation", "ImageReport",
+           "is_hidden", "plural", "printable", "read_picture", "unused_line"]
 
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
@@ -31,8 +27,6 @@ PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
 CHECK_VERSION = 3  # raise it when check_image changes: cached verdicts are then redone
 MAX_PIXELS = 40_000_000  # larger pictures are refused before decoding (decompression bombs)
-_SUFFIX_FORMAT = {".jpg": "JPEG", ".jpeg": "JPEG", ".jfif": "JPEG", ".png": "PNG", ".gif": "GIF",
-                  ".bmp": "BMP", ".webp": "WEBP"}
 # Files that operating systems and apps put next to pictures, by name (lower case)
 _SYSTEM_FILES = {"thumbs.db": "Windows Thumbs.db", "desktop.ini": "Windows desktop.ini",
                  ".ds_store": "macOS .DS_Store"}
@@ -43,7 +37,7 @@ _CONVERT = {".heic", ".heif", ".avif", ".tif", ".tiff", ".jxl", ".dng", ".cr2", 
 
 @dataclass
 class ImageReport:
-    """The result of `check_images`: usable files, skipped files and notes on kept ones."""
+    """What `check_images` found: usable files, skipped ones, notes on kept ones (notebook 04)."""
 
     good: list = field(default_factory=list)
     bad: list = field(default_factory=list)  # (path, reason): skipped
@@ -54,22 +48,14 @@ class ImageReport:
     decoded: int = 0  # files decoded now (the others had an up-to-date verdict in the cache)
     seconds: float = 0.0  # time the check took
 
-    def summary(self):
-        text = f"{len(self.good)} usable images, {len(self.bad)} skipped"
-        lines = [text] + [f"  skipped {printable(p)}: {why}" for p, why in self.bad]
-        if self.unused or self.hidden:
-            lines.append(f"  {unused_line(self.unused, self.hidden)}")
-        return "\n".join(lines)
-
 
 def printable(path):
-    """A path as text that prints anywhere, its bytes that are not UTF-8 shown as \\xe9."""
+    """A path as text that prints anywhere, non-UTF-8 bytes shown as \\xe9 (notebook 04)."""
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
 def is_hidden(name):
-    """True for a file or folder name that file browsers hide or that an OS or app keeps
-    there for itself (.ipynb_checkpoints, macOS ._ files and __MACOSX/ from zips)."""
+    """A name file browsers hide (.ipynb_checkpoints, macOS ._ files) or __MACOSX/ (notebook 04)."""
     return name.startswith(".") or name == "__MACOSX"
 
 
@@ -84,25 +70,26 @@ def _kind(path):
     return path.suffix.lower() or "no suffix"
 
 
-def _plural(n, word):
+def plural(n, word):
+    """'1 picture', '2 pictures' (the loaders' reports, notebook 04)."""
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def unused_line(paths, hidden=()):
-    """One line on the files that were not read as pictures, grouped by kind, and on the
-    (hidden folder, file count) pairs of `hidden`, whose files were not read either."""
+    """One line on the files not read as pictures, by kind, and on the (hidden folder, file
+    count) pairs of `hidden`, not read either (notebooks 04 and 06)."""
     parts = []
     if paths:
         groups = ", ".join(f"{n} {kind}" for kind, n in sorted(Counter(map(_kind, paths)).items()))
         verb = ("is not a picture by its name" if len(paths) == 1
                 else "are not pictures by their name")
-        parts.append(f"{_plural(len(paths), 'file')} that {verb} ({groups})")
+        parts.append(f"{plural(len(paths), 'file')} that {verb} ({groups})")
     if hidden:
         counts = Counter()
         for folder, n in hidden:
             counts[f"{Path(folder).name}/"] += n
         folders = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
-        parts.append(f"{_plural(sum(counts.values()), 'file')} in hidden folders ({folders})")
+        parts.append(f"{plural(sum(counts.values()), 'file')} in hidden folders ({folders})")
     suffixes = ", ".join(sorted(IMAGE_SUFFIXES))
     line = f"not used: {' and '.join(parts)}; only {suffixes} files are read"
     convert = sorted({p.suffix.lower() for p in paths} & _CONVERT)
@@ -126,8 +113,6 @@ _READ = 1024  # bytes of the TIFF block read: its header and first IFD
 
 def _tiff_orientation(tiff):
     """The orientation tag in the first IFD of a TIFF block (TensorFlow ops), 0 if none."""
-    import tensorflow as tf
-
     raw = tf.cast(tf.io.decode_raw(tf.strings.substr(tiff, 0, _READ), tf.uint8), tf.int32)
     b = tf.pad(raw, [[0, _READ - tf.shape(raw)[0]]])
     big = b[0] == 77  # "MM"
@@ -148,8 +133,6 @@ def _tiff_orientation(tiff):
 
 def _orientation(contents):
     """The EXIF orientation of an encoded picture (TensorFlow ops), 1 if it has none."""
-    import tensorflow as tf
-
     magic = tf.strings.substr(contents, 0, 4)
     png, webp = magic == _PNG, magic == _WEBP
     marker = tf.where(png, _EXIF["png"], tf.where(webp, _EXIF["webp"], _EXIF["jpeg"]))
@@ -169,37 +152,26 @@ def _orientation(contents):
 
 @functools.cache
 def _traced(function):
-    """`function` of one encoded picture as a tf.function, traced once: a call outside tf.data
-    (the check, `predict`) then costs one call instead of a hundred small eager ones."""
-    import tensorflow as tf
-
     return tf.function(function, input_signature=[tf.TensorSpec([], tf.string)], autograph=False)
 
 
 def _once(function, contents):
-    """`function(contents)` in a graph (tf.data) or, eagerly, as a tf.function traced once."""
-    import tensorflow as tf
-
+    """In tf.data as it is; eagerly (the check, `predict`) traced once: one call, not a hundred."""
     return _traced(function)(contents) if tf.executing_eagerly() else function(contents)
 
 
 def exif_orientation(contents):
-    """The EXIF orientation (1-8) of an encoded JPEG, PNG or WebP picture as a TensorFlow
-    int32, 1 when it has none (notebook 06). Read with TensorFlow ops, so tf.data can."""
+    """The EXIF orientation 1-8 of an encoded JPEG, PNG or WebP, 1 if none (notebook 06)."""
     return _once(_orientation, contents)
 
 
 def decode_picture(contents):
-    """An encoded picture (JPEG, PNG, GIF, BMP, WebP; an animation's first frame) as viewers
-    show it: RGB uint8, turned upright by its EXIF orientation, transparent parts on white.
-    TensorFlow ops only: the pipeline, `predict` and the check all use it (notebook 06).
-    Give it files `check_image` keeps: TensorFlow's decoder aborts on an animated WebP."""
+    """An encoded picture as RGB uint8 as viewers show it: EXIF-upright, transparency on white;
+    TensorFlow ops only (notebook 06). Give it files `check_image` keeps (not animated WebPs)."""
     return _once(_decode, contents)
 
 
 def _decode(contents):
-    import tensorflow as tf
-
     x = tf.io.decode_image(contents, expand_animations=False)  # channels as stored: 1 to 4
     channels = tf.shape(x)[-1]  # gray, gray + alpha, RGB, RGB + alpha
     orientation = _orientation(contents)
@@ -220,18 +192,13 @@ def _decode(contents):
 
 
 def read_picture(path, size):
-    """Read and decode one picture file (`decode_picture`: upright, RGB) and resize it to `size`
-    (height, width): float32 pixels 0..255. Training, prediction, benchmarks and the check all
-    use it, so a file the check keeps is one the pipeline can decode, and the same way."""
-    import tensorflow as tf
-
+    """One picture file decoded by `decode_picture`, resized to `size` (height, width): float32
+    0..255. The pipeline, `predict` and the check all read with it (notebooks 06 and 07)."""
     return tf.image.resize(decode_picture(tf.io.read_file(path)), size)
 
 
 def _pipeline_read(path):
     """(why TensorFlow's decoder refuses the file, None) or (None, its EXIF orientation)."""
-    import tensorflow as tf
-
     try:
         contents = tf.io.read_file(str(path))
         decode_picture(contents)
@@ -263,8 +230,8 @@ def _pillow_orientation(im):
 
 
 def check_image(path):
-    """Decode one file fully, with Pillow and with the pipeline's own decoder.
-    Returns (ok, message); message is a reason or a note."""
+    """(ok, reason or note) for one file, decoded whole by Pillow and by the pipeline's decoder
+    (notebook 06)."""
     path = Path(path)
     try:
         str(path).encode("utf-8")
@@ -306,7 +273,7 @@ def check_image(path):
         return False, (f"its EXIF orientation {orientation} is stored where the pipeline does "
                        "not read it, so it would be used turned; save it upright as a JPEG")
     notes = []
-    expected = _SUFFIX_FORMAT.get(path.suffix.lower())
+    expected = Image.registered_extensions().get(path.suffix.lower())
     if expected and fmt not in (expected, "MPO"):
         notes.append(f"{fmt} data in a {path.suffix} file")
     if turned != 1:
@@ -323,9 +290,8 @@ def check_image(path):
 
 
 def _walk(folder):
-    """(pictures, others, hidden): files below `folder` with a picture suffix, every other file
-    (hidden ones too), both sorted, and (hidden folder, files in it) for each hidden folder,
-    which is not entered; link loops are walked once."""
+    """(pictures, other files, (hidden folder, files in it)) below `folder`, sorted; hidden
+    folders are not entered, link loops walked once."""
     seen, pictures, others, hidden = set(), [], [], []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         real = os.path.realpath(dirpath)
@@ -343,9 +309,9 @@ def _walk(folder):
     return pictures, others, hidden
 
 
-def verdict_file(folder):
+def _verdict_file(folder):
     """Where the verdicts on the files below `folder` are kept (in the cache, never there)."""
-    key = hashlib.sha1(str(Path(folder).resolve()).encode()).hexdigest()[:16]
+    key = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:16]
     return config.CACHE_DIR / "image_checks" / f"{key}.json"
 
 
@@ -367,24 +333,15 @@ def _save_verdicts(path, verdicts):
               "set COURSE_CACHE to a writable folder to check each file only once.")
 
 
-def check_images(folder_or_files):
-    """Check every image below a folder (or in a list of paths); returns an ImageReport.
-
-    Below a folder, a file whose path, size and modification time are unchanged since its
-    last check keeps its verdict from the cache; a new or changed file is decoded again.
-    The report keeps a digest of each usable file's bytes: equal digests, the same picture.
-    """
-    start = time.perf_counter()
-    folder = None
-    if isinstance(folder_or_files, (str, os.PathLike)):
-        folder = Path(folder_or_files)
-        if not folder.is_dir():
-            raise FileNotFoundError(f"{folder} is not a folder of images.")
-        files, others, hidden = _walk(folder)
-    else:
-        files, others, hidden = [Path(p) for p in folder_or_files], [], []
-    cache = verdict_file(folder) if folder else None
-    old = _load_verdicts(cache) if cache else {}
+def check_images(folder):
+    """An ImageReport on every file below `folder` (notebook 04); a file unchanged since its last
+    check (path, size, time) keeps its cached verdict."""
+    start, folder = time.perf_counter(), Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder of images.")
+    files, others, hidden = _walk(folder)
+    cache = _verdict_file(folder)
+    old = _load_verdicts(cache)
     if old.pop("version", None) != CHECK_VERSION:
         old = {}  # verdicts of an older check: check again
     verdicts = {"version": CHECK_VERSION}
@@ -411,7 +368,7 @@ def check_images(folder_or_files):
                 report.notes.append((path, message))
         else:
             report.bad.append((path, message))
-    if cache and verdicts != {"version": CHECK_VERSION, **old}:
+    if verdicts != {"version": CHECK_VERSION, **old}:
         _save_verdicts(cache, verdicts)
     report.seconds = time.perf_counter() - start
     return report

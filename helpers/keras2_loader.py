@@ -1,9 +1,5 @@
-"""The Keras 2 way of feeding pictures, in Keras 3 (notebook 07 writes it out).
-
-keras2_picture   one picture as Keras 2's flow_from_directory gave it, augmented in Keras 2's units
-PillowBatches    the Keras 2 generator style as a keras.utils.PyDataset: batches made in Python
-keras2_transform  Keras 2's shear (in degrees) and zoom (height and width apart) of one picture
-"""
+"""The Keras 2 way of feeding pictures, in Keras 3: a PyDataset of Pillow pictures augmented in
+Keras 2's units (notebook 07 writes it out)."""
 
 import math
 
@@ -17,10 +13,8 @@ __all__ = ["PillowBatches", "keras2_picture", "keras2_transform"]
 
 
 def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
-    """One picture (height, width, channels) sheared, zoomed and mirrored as Keras 2's
-    ImageDataGenerator did: bilinear, edges repeated; a zoom above 1 shows more (notebook 07).
-    Output pixel (row, col) from the centre shows the input at
-    (zoom_h * row - sin(angle) * zoom_w * col, cos(angle) * zoom_w * col)."""
+    """A picture sheared (degrees), zoomed (height, width; above 1 shows more) and mirrored as
+    Keras 2's ImageDataGenerator did: bilinear, edges repeated (notebook 07)."""
     h, w = image.shape[:2]
     angle, zoom_h, zoom_w = math.radians(shear_degrees), *zoom
     rows, cols = np.mgrid[0:h, 0:w].astype("float32")
@@ -36,8 +30,8 @@ def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
 
 
 def keras2_picture(path, size, augment=False, seed=None):
-    """One picture, float32 0..255, as Keras 2 loaded it: Pillow, nearest-pixel resize, EXIF
-    orientation ignored; `augment`: Keras 2's random shear, zoom and flip (notebook 07)."""
+    """A picture as Keras 2 loaded it (Pillow, nearest pixel, no EXIF turn), float32 0..255;
+    `augment`: Keras 2's random shear, zoom and flip (notebook 07 writes it out)."""
     with Image.open(path) as picture:
         image = np.asarray(picture.convert("RGB").resize((size, size), Image.NEAREST), "float32")
     if not augment:
@@ -49,8 +43,8 @@ def keras2_picture(path, size, augment=False, seed=None):
 
 
 class PillowBatches(keras.utils.PyDataset):
-    """Batches of (pictures, labels) made by `keras2_picture`, `repeat` passes long; pass
-    `workers=` and `use_multiprocessing=` here, Keras 3 took them off `fit` (notebook 07)."""
+    """Batches of `keras2_picture`s and labels, `repeat` passes long; `workers=`,
+    `use_multiprocessing=` go here, not to `fit` (notebook 07 writes it out)."""
 
     def __init__(self, paths, labels, size, batch_size, augment=True, repeat=1, **kwargs):
         super().__init__(**kwargs)

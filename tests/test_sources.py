@@ -79,7 +79,7 @@ def test_full_profile_without_network_falls_back(profile, monkeypatch, capsys, t
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     dead = sources.Remote("http://127.0.0.1:9/input.txt", "0" * 64)
-    monkeypatch.setitem(sources.DATASETS["tinyshakespeare"], "remotes", [dead])
+    monkeypatch.setitem(sources.DATASETS, "tinyshakespeare", [dead])
     kind, path = sources.source("tinyshakespeare")
     assert kind == "sample" and path == config.DATA_DIR / "tinyshakespeare"
     assert "using the embedded sample" in capsys.readouterr().out
@@ -93,20 +93,20 @@ def test_full_download_is_used_when_it_works(profile, monkeypatch, server, tmp_p
     (root / "input.txt").write_text("To be, or not to be\n")
     remote = sources.Remote(f"{url}/input.txt",
                          hashlib.sha256(b"To be, or not to be\n").hexdigest())
-    monkeypatch.setitem(sources.DATASETS["tinyshakespeare"], "remotes", [remote])
+    monkeypatch.setitem(sources.DATASETS, "tinyshakespeare", [remote])
     assert data.shakespeare() == "To be, or not to be\n"
 
 
 def test_registry_pins_a_sha256_for_every_download():
-    for name, info in sources.DATASETS.items():
-        assert (config.DATA_DIR / info["sample"]).exists(), name
-        for remote in info["remotes"]:
+    for name, remotes in sources.DATASETS.items():
+        assert (config.DATA_DIR / name).exists(), name  # the sample of it
+        for remote in remotes:
             assert remote.url.startswith("https://"), remote.url
             assert re.fullmatch(r"[0-9a-f]{64}", remote.sha256), remote.sha256
 
 
 def test_tinyshakespeare_pin_matches_the_sample():
-    remote = sources.DATASETS["tinyshakespeare"]["remotes"][0]
+    remote = sources.DATASETS["tinyshakespeare"][0]
     assert sources.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt") == remote.sha256
     assert Path(remote.url).name == "input.txt"
 
@@ -197,7 +197,7 @@ def test_full_profile_uses_the_downloaded_kaggle_layout(flaky, tmp_path, profile
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     remote = sources.Remote(f"{url}/kaggle.zip", sources.sha256(archive), extract=True)
-    monkeypatch.setitem(sources.DATASETS["cats_dogs"], "remotes", [remote])
+    monkeypatch.setitem(sources.DATASETS, "cats_dogs", [remote])
     ds = data.cats_dogs("train", image_size=32, batch_size=4)
     out = capsys.readouterr().out
     assert "666.jpg" in out and "1 skipped" in out
@@ -221,22 +221,28 @@ def unsafe_tar(path, kind):
     return path
 
 
-@pytest.mark.parametrize("kind", ["absolute", "dotdot", "symlink", "relative_link"])
-def test_unsafe_tar_entries_are_refused(tmp_path, kind):
+@pytest.mark.parametrize("kind", ["dotdot", "symlink", "relative_link"])
+def test_tar_entries_leading_outside_are_refused(tmp_path, kind):
     archive = unsafe_tar(tmp_path / f"{kind}.tar.gz", kind)
     with pytest.raises(ValueError, match="unsafe entry"):
-        sources.safe_extract(archive, tmp_path / "out")
-    assert not (tmp_path / "out").exists() and not (tmp_path / "out.partial").exists()
+        sources.safe_extract(archive, tmp_path / "a" / "out")
+    assert not list((tmp_path / "a").iterdir())  # neither out/ nor out.partial/ is left
+    assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "outside").exists()
 
 
 @pytest.mark.parametrize("name", ["../evil.txt", "/abs/evil.txt", "C:/evil.txt"])
-def test_unsafe_zip_entries_are_refused(tmp_path, name):
-    with zipfile.ZipFile(tmp_path / "bad.zip", "w") as z:
+def test_no_zip_or_tar_entry_lands_outside_the_folder(tmp_path, name):
+    (tmp_path / "a").mkdir()
+    with zipfile.ZipFile(tmp_path / "a" / "bad.zip", "w") as z:
         z.writestr("fine.txt", "fine")
         z.writestr(name, "evil")
-    with pytest.raises(ValueError, match="unsafe entry"):
-        sources.safe_extract(tmp_path / "bad.zip", tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+    out = sources.safe_extract(tmp_path / "a" / "bad.zip", tmp_path / "a" / "out")
+    assert (out / "fine.txt").read_text() == "fine"
+    assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "a" / "evil.txt").exists()
+    tar = sources.safe_extract(unsafe_tar(tmp_path / "a" / "abs.tar.gz", "absolute"),
+                               tmp_path / "a" / "tar")
+    assert sorted(p.relative_to(tar).as_posix() for p in tar.rglob("*.txt")) == [
+        "ok.txt", "tmp/evil.txt"]  # an absolute name is read as one inside the folder
 
 
 def test_safe_archive_is_extracted_whole(tmp_path):
