@@ -1,5 +1,7 @@
-"""What this machine has: CPU, SIMD, memory, GPUs, Colab, and library versions."""
+"""What this machine has: CPU, SIMD, memory, GPUs, Colab, library versions (notebook 00)."""
 
+import contextlib
+import functools
 import os
 import platform
 import shutil
@@ -8,21 +10,15 @@ import sys
 
 import psutil
 
-__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "in_colab",
-           "mixed_precision_support", "nvidia_smi_gpus", "summary", "table",
-           "tensorflow_devices", "threads", "versions"]
+__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "mixed_precision_support",
+           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")
 
 
-def in_colab():
-    """True inside Google Colab."""
-    return "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
-
-
 def cpu_info():
-    """CPU model, physical/logical cores and the SIMD extensions that matter for training."""
+    """CPU model, cores, memory and the SIMD extensions that matter for training (notebook 00)."""
     model, flags = platform.processor() or platform.machine(), set()
     try:
         with open("/proc/cpuinfo") as f:
@@ -45,18 +41,15 @@ def cpu_info():
 
 
 def cpu_kind(simd):
-    """The widest vector/matrix unit in a CPU's SIMD flags, the one that sets its training
-    speed: "AMX", "AVX-512 bf16", "AVX-512", "AVX2", "Arm NEON" or "older SIMD"."""
-    for flag, kind in (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 bf16"),
-                       ("avx512f", "AVX-512"), ("avx2", "AVX2"), ("asimd", "Arm NEON"),
-                       ("neon", "Arm NEON")):
-        if flag in simd:
-            return kind
-    return "older SIMD"
+    """The widest vector or matrix unit among `simd` flags: "AMX", "AVX-512 bf16", "AVX-512",
+    "AVX2", "Arm NEON" or "older SIMD" (notebook 08)."""
+    kinds = (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 bf16"), ("avx512f", "AVX-512"),
+             ("avx2", "AVX2"), ("asimd", "Arm NEON"), ("neon", "Arm NEON"))
+    return next((kind for flag, kind in kinds if flag in simd), "older SIMD")
 
 
 def _number(text):
-    """A number from nvidia-smi's csv, or None where it prints "[N/A]" or "[Not Supported]"."""
+    """nvidia-smi's number, or None for "[N/A]" and "[Not Supported]"."""
     try:
         return float(text)
     except ValueError:
@@ -64,16 +57,14 @@ def _number(text):
 
 
 def nvidia_smi_gpus():
-    """GPUs as nvidia-smi reports them (name, memory, driver, utilisation, power in W,
-    temperature in °C; None where a card does not report one); [] without one."""
+    """GPUs as nvidia-smi reports them: name, memory, driver, utilisation, power in W and
+    temperature in °C (None where a card reports none); [] without one (notebook 08)."""
     if not shutil.which("nvidia-smi"):
         return []
-    fields = ("name,memory.total,memory.used,driver_version,utilization.gpu,power.draw,"
-              "temperature.gpu")
+    command = ["nvidia-smi", "--format=csv,noheader,nounits", "--query-gpu=name,memory.total,"
+               "memory.used,driver_version,utilization.gpu,power.draw,temperature.gpu"]
     try:
-        command = ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]
-        out = subprocess.run(command, capture_output=True, text=True, timeout=10,
-                             check=True).stdout
+        out = subprocess.run(command, capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     gpus = []
@@ -85,17 +76,13 @@ def nvidia_smi_gpus():
     return gpus
 
 
-_told = set()  # notices already printed in this process
-
-
+@functools.cache  # once per process
 def _notice_once(text):
-    if text not in _told:
-        _told.add(text)
-        print(text)
+    print(text)
 
 
 def gpus():
-    """GPUs through GPUtil when it works, else nvidia-smi directly; [] without one."""
+    """GPUs through GPUtil when it works, else nvidia-smi directly; [] without (notebook 00)."""
     try:
         import GPUtil  # GPUtil 1.4 imports distutils, which Python 3.12 no longer ships
 
@@ -109,7 +96,7 @@ def gpus():
 
 
 def tensorflow_devices():
-    """The devices TensorFlow sees, with compute capability for GPUs."""
+    """The devices TensorFlow sees, with name and compute capability for GPUs (notebook 00)."""
     import tensorflow as tf
 
     devices = []
@@ -124,7 +111,7 @@ def tensorflow_devices():
 
 
 def mixed_precision_support(cpu=None, tf_devices=None):
-    """Which reduced-precision formats have hardware support here."""
+    """Which 16-bit formats the CPU and GPUs have hardware for (notebook 09)."""
     cpu = cpu or cpu_info()
     tf_devices = tf_devices if tf_devices is not None else tensorflow_devices()
     caps = [d.get("compute_capability") for d in tf_devices if d["type"] == "GPU"]
@@ -136,22 +123,18 @@ def mixed_precision_support(cpu=None, tf_devices=None):
 
 
 def versions():
-    """Versions of Python and the libraries the course depends on."""
+    """Versions of Python and of the libraries the course uses (notebook 00)."""
     from importlib import metadata
 
     found = {"python": platform.python_version()}
-    for name, package in (("tensorflow", "tensorflow"), ("keras", "keras"), ("numpy", "numpy"),
-                          ("matplotlib", "matplotlib"), ("PIL", "pillow"), ("jax", "jax"),
-                          ("torch", "torch")):
-        try:
-            found[name] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
+    for name in ("tensorflow", "keras", "numpy", "matplotlib", "PIL", "jax", "torch"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version("pillow" if name == "PIL" else name)
     return found
 
 
 def describe():
-    """Everything above as one dict (the record that benchmarks store)."""
+    """Everything above as one dict, as bench records store it (notebook 00)."""
     import keras
 
     cpu = cpu_info()
@@ -161,7 +144,7 @@ def describe():
         "gpus": gpus(),
         "tensorflow_devices": tf_devices,
         "mixed_precision": mixed_precision_support(cpu, tf_devices),
-        "colab": in_colab(),
+        "colab": "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ,
         "platform": platform.platform(),
         "keras_backend": keras.backend.backend(),
         "versions": versions(),
@@ -169,9 +152,8 @@ def describe():
 
 
 def threads():
-    """TensorFlow's thread pools (intra-op: cores one operation may use; inter-op: operations
-    run side by side; 0 means chosen by TensorFlow) and the oneDNN switch; None on another
-    Keras backend."""
+    """TensorFlow's intra-op and inter-op thread pools (0: TensorFlow's choice) and the oneDNN
+    switch; None on another backend (notebook 08)."""
     import keras
 
     if keras.backend.backend() != "tensorflow":
@@ -184,7 +166,7 @@ def threads():
 
 
 def summary(info=None):
-    """One line on a machine: its CPU with the cores this process may use, and its GPUs."""
+    """One line on a machine: CPU, cores usable, widest SIMD unit, GPUs (notebook 08)."""
     info = info or describe()
     gpus = ", ".join(g["name"] for g in info["gpus"]) or "no GPU"
     cpu = info["cpu"]
@@ -192,28 +174,22 @@ def summary(info=None):
 
 
 def table(info=None):
-    """`describe()` as a one-column pandas DataFrame, one row per fact (a table in Jupyter)."""
+    """`describe()` as a one-column DataFrame, one row per fact (notebook 00)."""
     import pandas as pd
 
     info = info or describe()
     cpu = info["cpu"]
-    rows = [
-        ("CPU", cpu["model"]),
-        ("Cores", f"{cpu['physical_cores']} physical, {cpu['logical_cores']} logical, "
-                  f"{cpu['usable_cores']} usable by this process"),
-        ("SIMD", ", ".join(cpu["simd"]) or "none detected"),
-        ("Memory", f"{cpu['memory_gb']} GB"),
-    ]
-    for i, g in enumerate(info["gpus"]):
-        rows.append((f"GPU {i}", f"{g['name']}, {g['memory_total_mb'] / 1024:.0f} GiB, "
-                                 f"driver {g['driver']}"))
-    if not info["gpus"]:
-        rows.append(("GPU", "none found"))
-    seen = [d["name"] for d in info["tensorflow_devices"]]
-    rows.append(("Devices TensorFlow uses", ", ".join(seen) or "(not the TensorFlow backend)"))
-    mp = info["mixed_precision"]
-    supported = ", ".join(k for k, v in mp.items() if v)
-    rows.append(("Mixed precision", supported or "no hardware support"))
-    rows.append(("Colab", "yes" if info["colab"] else "no"))
-    rows.append(("Versions", ", ".join(f"{k} {v}" for k, v in info["versions"].items())))
-    return pd.DataFrame({"this machine": dict(rows)})
+    rows = {"CPU": cpu["model"],
+            "Cores": f"{cpu['physical_cores']} physical, {cpu['logical_cores']} logical, "
+                     f"{cpu['usable_cores']} usable by this process",
+            "SIMD": ", ".join(cpu["simd"]) or "none detected", "Memory": f"{cpu['memory_gb']} GB"}
+    rows.update({f"GPU {i}": f"{g['name']}, {g['memory_total_mb'] / 1024:.0f} GiB, "
+                             f"driver {g['driver']}" for i, g in enumerate(info["gpus"])}
+                or {"GPU": "none found"})
+    seen = ", ".join(d["name"] for d in info["tensorflow_devices"])
+    rows["Devices TensorFlow uses"] = seen or "(not the TensorFlow backend)"
+    supported = ", ".join(k for k, v in info["mixed_precision"].items() if v)
+    rows["Mixed precision"] = supported or "no hardware support"
+    rows["Colab"] = "yes" if info["colab"] else "no"
+    rows["Versions"] = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    return pd.DataFrame({"this machine": rows})

@@ -1,8 +1,5 @@
-"""The machine's limits and what a network asks of them (notebooks 00 and 08).
-
-Matrix-multiply FLOP/s and memory bandwidth measured by notebook 00's rules (any Keras
-backend, any device), the vendors' published peaks, and FLOPs per picture from layer shapes.
-"""
+"""The machine's limits, measured (any Keras backend, any device) or published, and the FLOPs a
+network asks per picture (notebooks 00 and 08)."""
 
 import math
 import re
@@ -15,23 +12,17 @@ from .published import GPU_DATASHEETS
 from .timing import first_and_median, wait_for
 
 __all__ = ["TRAINING_FLOPS_FACTOR", "activation_values", "arithmetic_intensity",
-           "balance_verdict", "copy_bandwidth", "datasheet", "datasheet_balance_points",
-           "devices", "flops_per_image", "matmul_flops", "measured_bandwidth", "measured_peak",
-           "published_peak", "supported_dtypes", "survey"]
+           "balance_verdict", "copy_bandwidth", "datasheet_balance_points", "devices",
+           "flops_per_image", "matmul_flops", "measured_bandwidth", "measured_peak",
+           "published_peak", "supported_dtypes"]
+
 
 def devices():
-    """Device names Keras can place work on, e.g. ['cpu:0', 'gpu:0'] (notebook 00)."""
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        kinds = [d["type"].lower() for d in hardware.tensorflow_devices()
-                 if d["type"] in ("CPU", "GPU")]
-        return [f"{kind}:{kinds[:i].count(kind)}" for i, kind in enumerate(kinds)]
-    if backend == "jax":
-        import jax
-
-        return [f"{d.platform}:{d.id}" for d in jax.devices()] + (
-            [] if jax.devices()[0].platform == "cpu" else ["cpu:0"])
-    return ["cpu:0"]
+    """'cpu:0', then every GPU Keras can place work on: 'gpu:0', ... (notebook 00)."""
+    try:
+        return ["cpu:0"] + keras.distribution.list_devices("gpu")
+    except (RuntimeError, AttributeError):  # JAX without a GPU; a backend without the API
+        return ["cpu:0"]
 
 
 def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):
@@ -43,16 +34,6 @@ def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):
     return 2 * n**3 / seconds
 
 
-def survey(sizes, repeats=5):
-    """GFLOP/s of `matmul_flops` per device, supported dtype and size (notebook 00)."""
-    results = {}
-    for device in devices():
-        for dtype in supported_dtypes(device):
-            gflops = [matmul_flops(n, dtype, device, repeats) / 1e9 for n in sizes]
-            results[f"{device} {dtype}"] = (list(sizes), gflops)
-    return results
-
-
 def copy_bandwidth(megabytes=512, device="cpu:0", repeats=5):
     """Bytes/s of `x + 1` (read + write) over a float32 array of `megabytes` (notebook 00)."""
     n = int(megabytes * 1e6 // 4)
@@ -62,17 +43,13 @@ def copy_bandwidth(megabytes=512, device="cpu:0", repeats=5):
     return 2 * a.shape[0] * 1024 * 4 / seconds
 
 
-def datasheet(gpu_name):
-    """The datasheet (helpers.published) whose name is a word of `gpu_name`, else None: an
-    "NVIDIA L40S" is no L4 (notebook 00)."""
-    words = re.findall(r"[A-Za-z0-9]+", gpu_name or "")
-    return next((name for name in GPU_DATASHEETS if name in words), None)
-
-
 def published_peak(gpu_name, dtype="float32"):
-    """The vendor's dense peak in FLOP/s of a known GPU in `dtype`, else None (notebook 00)."""
-    peaks = GPU_DATASHEETS.get(datasheet(gpu_name), {}).get("tflops", {})
-    return peaks[dtype] * 1e12 if dtype in peaks else None
+    """The datasheet's dense FLOP/s in `dtype` of the GPU whose sheet's name is a word of
+    `gpu_name` (an "NVIDIA L40S" is no L4), else None (notebook 00)."""
+    words = re.findall(r"[A-Za-z0-9]+", gpu_name or "")
+    sheet = next((GPU_DATASHEETS[name] for name in GPU_DATASHEETS if name in words), {})
+    tflops = sheet.get("tflops", {}).get(dtype)
+    return tflops and tflops * 1e12
 
 
 def balance_verdict(ratio, within=3.0):
@@ -83,15 +60,14 @@ def balance_verdict(ratio, within=3.0):
     return f"more than {within:g}x {'higher' if ratio > within else 'lower'}"
 
 
-def datasheet_balance_points(reference=None, gpus=None, within=3.0):
-    """A DataFrame of each datasheet GPU's FLOP per byte in float32, TF32 and 16 bits, and
-    with `reference` (this CPU's) their ratios to it (notebooks 00 and 08)."""
+def datasheet_balance_points(reference=None, gpus=None):
+    """Each datasheet GPU's FLOP per byte in float32, TF32 and 16 bits, and with `reference`
+    (this CPU's float32) their ratios to it, as a DataFrame (notebooks 00 and 08)."""
     import pandas as pd
 
     rows = []
-    for name, sheet in GPU_DATASHEETS.items():
-        if gpus is not None and name not in gpus:
-            continue
+    for name in gpus or GPU_DATASHEETS:
+        sheet = GPU_DATASHEETS[name]
         point = {dtype: tflops * 1e12 / (sheet["bandwidth_gbs"] * 1e9)
                  for dtype, tflops in sheet["tflops"].items()}
         half = max(point.get("float16", 0), point.get("bfloat16", 0))
@@ -99,28 +75,24 @@ def datasheet_balance_points(reference=None, gpus=None, within=3.0):
                "float32": round(point["float32"]),
                "TF32": round(point["tf32"]) if "tf32" in point else "none",
                "16-bit": round(half)}
-        if reference:
-            for key, value in (("float32", point["float32"]), ("16-bit", half)):
-                row[f"{key} / this CPU's float32"] = (
-                    f"{value / reference:.1f}x: {balance_verdict(value / reference, within)}")
+        for key, value in (("float32", point["float32"]), ("16-bit", half)) if reference else ():
+            ratio = value / reference
+            row[f"{key} / this CPU's float32"] = f"{ratio:.1f}x: {balance_verdict(ratio)}"
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def supported_dtypes(device):
     """float32, and bfloat16/float16 where the hardware has them (notebook 00)."""
-    from .hardware import cpu_info, mixed_precision_support, tensorflow_devices
-
-    tf_devices = tensorflow_devices() if keras.backend.backend() == "tensorflow" else []
-    support = mixed_precision_support(cpu_info(), tf_devices)
+    backend = keras.backend.backend()
+    support = hardware.mixed_precision_support(
+        hardware.cpu_info(), hardware.tensorflow_devices() if backend == "tensorflow" else [])
     if device.startswith("cpu"):
         return ["float32"] + (["bfloat16"] if support["cpu_bfloat16"] else [])
-    jax_gpu = keras.backend.backend() == "jax"  # JAX only runs on GPUs recent enough for both
+    jax_gpu = backend == "jax"  # JAX only runs on GPUs recent enough for both
     return (["float32"] + (["float16"] if support["gpu_float16_tensor_cores"] or jax_gpu else [])
             + (["bfloat16"] if support["gpu_bfloat16"] or jax_gpu else []))
 
-
-# --- what a network asks: FLOPs per picture ----------------------------------------------
 
 TRAINING_FLOPS_FACTOR = 3  # backward pass ~ 2x forward: gradients for inputs and for weights
 
@@ -131,18 +103,11 @@ def _leaves(model):
 
 
 def flops_per_image(model):
-    """Forward FLOPs for one image: 2 x the multiply-adds of every Conv2D and Dense layer
-    (notebook 07); pooling, activations and biases are left out."""
-    total = 0
-    for layer in _leaves(model):
-        if isinstance(layer, keras.layers.DepthwiseConv2D):  # kh x kw per output value
-            kh, kw = layer.kernel.shape[:2]
-            total += 2 * kh * kw * math.prod(layer.output.shape[1:])
-        elif isinstance(layer, (keras.layers.Conv2D, keras.layers.Dense)):
-            kernel = layer.kernel.shape  # Conv2D: (kh, kw, cin/groups, cout); Dense: (in, out)
-            outputs = math.prod(layer.output.shape[1:])  # per image: H x W x cout, or units
-            total += 2 * math.prod(kernel[:-1]) * outputs
-    return total
+    """Forward FLOPs for one image: 2 x each Conv2D, DepthwiseConv2D and Dense weight x the
+    positions it is applied at; pooling, activations and biases left out (notebook 05)."""
+    weighted = (keras.layers.Conv2D, keras.layers.DepthwiseConv2D, keras.layers.Dense)
+    return sum(2 * math.prod(layer.kernel.shape) * math.prod(layer.output.shape[1:-1])
+               for layer in _leaves(model) if isinstance(layer, weighted))
 
 
 def activation_values(model):
@@ -154,8 +119,6 @@ def arithmetic_intensity(model):
     """Forward FLOPs per byte of float32 activations written, for one image (notebook 08)."""
     return flops_per_image(model) / (4 * activation_values(model))
 
-
-# --- the measured peak: the best multiply seen in this process ---------------------------
 
 _PEAKS = {}
 

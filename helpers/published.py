@@ -1,18 +1,11 @@
-"""The figures the course's sources published: shown beside ours, never measured here.
-
-Source 000 is the blog in two parts (the cat/dog ladder on a Tesla V100, and the CPU/GPU
-comparison); COURSE.md lists the sources. Apart from them, GPU_DATASHEETS holds NVIDIA's
-published peaks and memory bandwidths of common GPUs, each with the datasheet it comes from.
-Notebooks 00, 05, 07 and 08 read these instead of typing them in, and label them as published
-wherever they are shown.
-"""
+"""Published figures, never measured here: the blog's (source 000) and NVIDIA's GPU datasheets,
+each cited; notebooks 00 (through helpers.peak), 04, 05, 07 and 08 show them, labelled."""
 
 __all__ = ["CIFAR10_EXAMPLES_PER_S", "GPU_DATASHEETS", "LADDER_ACCURACY",
            "LADDER_PICTURES_PER_RUN", "LADDER_TRAINING", "LADDER_V100_SPEED", "SERVER_CORES",
            "SPEEDS", "table"]
 
-# Training speed per model and machine, as the blog states it (text, as published).
-SPEEDS = [  # (model, machine, speed, utilisation)
+SPEEDS = [  # (model, machine, speed, utilisation), as the blog states them
     ("cifar10_net", "Tesla V100 (batch 512)", "15,000-17,000 examples/s", "GPU ~45 % busy"),
     ("cifar10_net", "2x Xeon Silver 4110, 16 cores, AVX2 build (batch 512)",
      "~210 examples/s", ""),
@@ -30,28 +23,21 @@ SPEEDS = [  # (model, machine, speed, utilisation)
      "GPU 100 % busy (temperature and power in nvidia-smi)"),
 ]
 
-# The same CIFAR-10 speeds as numbers (examples/s; the V100's is the middle of its range).
+# the CIFAR-10 speeds as numbers (examples/s; the V100's is the middle of its range)
 CIFAR10_EXAMPLES_PER_S = {"Tesla V100": 16_000, "16-core server": 210, "VirtualBox VM": 90}
 SERVER_CORES = 16
 
-# The cat/dog ladder (notebook 05): validation accuracy in % per step.
-LADDER_ACCURACY = {"0": 80, "1": 84, "2": 90, "2b": 85, "3": 94}
-# Its V100 training speeds in pictures/s, where it gives a figure (for step 1 it says only
-# "unchanged", and none for step 0).
-LADDER_V100_SPEED = {"2": 425, "2b": 533, "3": 333}
-# How long each ladder run trained: Keras 2's fit_generator(steps_per_epoch=8000, epochs=25) at
-# batch 32 (part 1: "8.000 Schritte und 32 Bilder pro Schritt"), i.e. 256,000 pictures an
-# "epoch", 32 passes over the 8,000 training photos, 800 passes in a run.
+LADDER_ACCURACY = {"0": 80, "1": 84, "2": 90, "2b": 85, "3": 94}  # validation %, per step
+LADDER_V100_SPEED = {"2": 425, "2b": 533, "3": 333}  # pictures/s (step 1: "unchanged")
+# Keras 2's fit_generator(steps_per_epoch=8000, epochs=25) at batch 32 (part 1: "8.000 Schritte
+# und 32 Bilder pro Schritt"): 256,000 pictures an "epoch", 800 passes over the 8,000 photos.
 LADDER_TRAINING = {"epochs": 25, "steps_per_epoch": 8000, "batch": 32, "photos": 8000}
 LADDER_PICTURES_PER_RUN = (LADDER_TRAINING["epochs"] * LADDER_TRAINING["steps_per_epoch"]
                            * LADDER_TRAINING["batch"])
 
-
-# Not from the sources: NVIDIA's datasheet figures for GPUs that learners meet (cited per GPU,
-# published, never measured by the course). Dense peaks in TFLOP/s per number format (half of
-# the datasheets' "with sparsity" figures), memory bandwidth in GB/s and memory in GB, as the
-# datasheets print them (a V100 comes with 16 or 32 GB: the 16 GB model is listed). "tf32"
-# is TensorFloat-32 on the Tensor Cores, which TensorFlow uses for float32 on Ampere and newer.
+# NVIDIA's datasheets (not the sources'): dense TFLOP/s per format (half the "with sparsity"
+# figures; "tf32": TensorFloat-32, TensorFlow's float32 on Ampere and newer), memory GB/s and
+# GB (the 16 GB V100).
 GPU_DATASHEETS = {
     "H200": {"tflops": {"float32": 67.0, "tf32": 495.0, "bfloat16": 989.0, "float16": 989.0},
              "bandwidth_gbs": 4800, "memory_gb": 141,
@@ -72,8 +58,8 @@ GPU_DATASHEETS = {
 
 
 def table(models=None):
-    """The source's speeds (optionally only for `models`) as a DataFrame labelled as the
-    source's, so that no reader takes them for a measurement."""
+    """The blog's speeds (only `models`' if given) as a DataFrame labelled as the source's
+    (notebooks 07 and 08)."""
     import pandas as pd
 
     columns = ("model", "machine (source 000, not measured here)", "published speed",

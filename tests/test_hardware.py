@@ -66,7 +66,7 @@ def test_table_names_every_gpu_nvidia_smi_reports():
 @pytest.mark.usefixtures("fake_nvidia_smi")
 def test_without_gputil_the_table_comes_from_nvidia_smi_with_one_notice(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "GPUtil", None)  # as on Python 3.12 without distutils
-    monkeypatch.setattr(hardware, "_told", set())
+    hardware._notice_once.cache_clear()
     first, second = hardware.gpus(), hardware.gpus()
     notices = capsys.readouterr().out.splitlines()
     assert len(notices) == 1 and "GPUtil" in notices[0] and "nvidia-smi" in notices[0]

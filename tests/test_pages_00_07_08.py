@@ -10,7 +10,6 @@ ON_PAGE = [  # notebook, the helper it writes out
     ("00_setup_and_hardware", timing.first_and_median),
     ("00_setup_and_hardware", timing.wait_for),
     ("00_setup_and_hardware", peak.matmul_flops),
-    ("00_setup_and_hardware", peak.survey),
     ("07_input_pipeline", keras2_loader.keras2_picture),
     ("07_input_pipeline", keras2_loader.PillowBatches),
     ("07_input_pipeline", data.image_pipeline),

@@ -92,13 +92,6 @@ def test_matmul_and_bandwidth_are_measured():
     assert 1e8 < peak.copy_bandwidth(16, repeats=2) < 1e13
 
 
-def test_survey_covers_every_device_and_size():
-    result = peak.survey((64, 128), repeats=1)
-    assert "cpu:0 float32" in result
-    for sizes, gflops in result.values():
-        assert sizes == [64, 128] and all(g > 0 for g in gflops)
-
-
 @pytest.mark.parametrize("reported, sheet", [
     ("Tesla V100-SXM2-16GB", "V100"), ("NVIDIA A100-SXM4-40GB", "A100"), ("NVIDIA H200", "H200"),
     ("NVIDIA H100 80GB HBM3", "H100"), ("Tesla T4", "T4"), ("NVIDIA L4", "L4"),
