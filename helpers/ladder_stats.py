@@ -1,21 +1,21 @@
-"""Reading the ladder's records (notebooks 04 and 05): per step the mean and spread of
-validation accuracy, the change between two steps with its 95 % interval (Welch), the verdict
-"real" or "not told apart from seed luck", what training longer did, and the tables that set
-it all beside the source's figures. helpers.ladder trains and records the runs."""
+"""Reading the ladder's records (notebooks 05, 09): mean and spread per step, changes with
+their 95 % interval and verdict, longer training, and tables beside the source's figures."""
 
 import math
 import statistics
 
+import numpy as np
+
 from . import published
 from .ladder import CHANGES, PAIRS
 
-__all__ = ["difference", "epochs_table", "findings", "longer_training", "share_of_blog",
-           "summary", "t_quantile", "table", "verdicts", "window_means"]
+__all__ = ["difference", "epochs_table", "longer_training", "share_of_blog", "summary",
+           "t_quantile", "table", "verdicts", "window_means"]
 
 
 def summary(runs):
-    """Per step, in order of first appearance: runs, mean, spread (standard deviation),
-    min and max of validation accuracy; parameters; median training images/s."""
+    """Per step, in order of first appearance: runs, mean, spread (standard deviation), min and
+    max of validation accuracy, weights, median training images/s (notebook 05)."""
     if not runs:
         raise ValueError("No ladder records to summarise: train at least one step first.")
     rows = {}
@@ -32,26 +32,18 @@ def summary(runs):
 
 
 def t_quantile(p, df):
-    """The p-quantile of Student's t distribution with `df` degrees of freedom (df may be a
-    fraction), by integrating its density: the standard library has no t distribution."""
-    density = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-
-    def cdf(t, n=2000):  # Simpson's rule from 0 to t, plus the lower half
-        h = t / n
-        f = [density * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(n + 1)]
-        return 0.5 + h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
-
-    low, high = 0.0, 1000.0
-    for _ in range(60):
-        mid = (low + high) / 2
-        low, high = (mid, high) if cdf(mid) < p else (low, mid)
-    return (low + high) / 2
+    """The p-quantile of Student's t with `df` (maybe fractional) degrees of freedom, from its
+    density summed on a fine grid: the standard library has no t distribution (notebook 05)."""
+    t = np.linspace(0.0, 1000.0, 1_000_001)
+    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    density = scale * (1 + t ** 2 / df) ** (-(df + 1) / 2)
+    cdf = 0.5 + np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(t))])
+    return float(np.interp(p, cdf, t))
 
 
 def difference(a, b, level=0.95):
-    """The change in mean accuracy from summary row `a` to `b`, in points, with its `level`
-    confidence interval (Welch's t-interval: each step keeps its own spread); None for the
-    interval when a step has a single run."""
+    """The change in mean accuracy from summary row `a` to `b` in points, with its Welch
+    t-interval (None with a single run) (notebooks 05, 09)."""
     gain = 100 * (b["mean"] - a["mean"])
     if min(a["runs"], b["runs"]) < 2:
         return gain, None
@@ -63,54 +55,34 @@ def difference(a, b, level=0.95):
     return gain, (gain - half, gain + half)
 
 
-def _real(interval):
-    """A change is real when its interval excludes zero."""
-    return interval[0] > 0 or interval[1] < 0
-
-
 def verdicts(rows):
-    """Per pair of steps in PAIRS that `rows` (a summary) both hold: the change in mean
-    validation accuracy in points, its 95 % interval, the verdict, and the source's change.
-
-    A change is "real" when its interval excludes zero, "not told apart" when it holds zero;
-    with one seed a step has no spread, and no verdict is given."""
-    lines = []
+    """Per pair of steps of a summary: the change in points, its 95 % interval, "real" when the
+    interval excludes zero, else "not told apart from seed luck" (no verdict with one seed),
+    the source's change; then one line that sums the verdicts up (notebook 05)."""
+    lines, real, unclear = [], [], []
     for before, after in PAIRS:
         if before not in rows or after not in rows:
             continue
         gain, interval = difference(rows[before], rows[after])
-        if interval is None:
-            verdict = "one seed: no interval"
-        else:
-            low, high = interval
-            told = "real" if _real(interval) else "not told apart from seed luck"
-            verdict = f"95 % interval {low:+.1f} to {high:+.1f}: {told}"
+        verdict = "one seed: no interval"
+        if interval is not None:
+            is_real = interval[0] > 0 or interval[1] < 0
+            (real if is_real else unclear).append(f"{before} -> {after} ({gain:+.1f} points)")
+            told = "real" if is_real else "not told apart from seed luck"
+            verdict = f"95 % interval {interval[0]:+.1f} to {interval[1]:+.1f}: {told}"
         ours = published.LADDER_ACCURACY.get(before)
         theirs = published.LADDER_ACCURACY.get(after)
         source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"
         lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}")
-    return lines
-
-
-def findings(rows):
-    """The verdicts of `rows` (a summary) as one sentence: which changes are real (their 95 %
-    interval excludes zero) and which the seeds cannot tell apart."""
-    real, unclear = [], []
-    for before, after in PAIRS:
-        if before in rows and after in rows:
-            gain, interval = difference(rows[before], rows[after])
-            if interval is not None:
-                named = f"{before} -> {after} ({gain:+.1f} points)"
-                (real if _real(interval) else unclear).append(named)
     if not real and not unclear:
-        return "No pair of steps with two or more seeds each: no finding."
-    return (f"Real: {', '.join(real) or 'none'}. "
-            f"Not told apart from seed luck: {', '.join(unclear) or 'none'}.")
+        return [*lines, "No pair of steps with two or more seeds each: no finding."]
+    return [*lines, f"Real: {', '.join(real) or 'none'}. "
+                    f"Not told apart from seed luck: {', '.join(unclear) or 'none'}."]
 
 
 def window_means(run, ends=(25, 50, 75, 100), width=5):
-    """Training and validation accuracy of one record around given epochs, in %: the mean of
-    the `width` epochs that end there (one epoch's figure jumps by a point or two)."""
+    """Training and validation accuracy (%) of one record at given epochs, each the mean of the
+    `width` epochs that end there: one epoch's figure jumps by a point or two (notebook 05)."""
     found = {}
     for end in ends:
         if end <= len(run["val_accuracy_per_epoch"]):
@@ -121,21 +93,18 @@ def window_means(run, ends=(25, 50, 75, 100), width=5):
 
 
 def longer_training(long_runs, short_rows, start=25):
-    """What training longer did, one line per step of `long_runs` (single-seed records):
-    validation accuracy at `start` epochs and at the last, called risen, fallen or held
-    against the seed spread of that step in `short_rows` (a summary of the 3-seed records,
-    at least 1 point); the best epoch; and the training-validation gap at both ends."""
+    """What training longer did to each single-seed record (notebook 05): validation accuracy
+    at `start` and at the end, risen, fallen or held against that step's seed spread in
+    `short_rows` (at least 1 point), the best epoch, the training-validation gap."""
     lines = []
     for run in long_runs:
         means = window_means(run, (start, run["epochs"]))
         if len(means) < 2:
             continue
         (train0, val0), (train1, val1) = means[start], means[run["epochs"]]
-        row = short_rows.get(run["step"], {})
-        tolerance = max(1.0, 100 * row.get("spread", 0.0))
+        tolerance = max(1.0, 100 * short_rows.get(run["step"], {}).get("spread", 0.0))
         change = val1 - val0
-        verdict = ("rose" if change > tolerance else "fell" if change < -tolerance
-                   else "held")
+        verdict = "rose" if change > tolerance else "fell" if change < -tolerance else "held"
         best = max(range(run["epochs"]), key=run["val_accuracy_per_epoch"].__getitem__)
         lines.append(
             f"step {run['step']:<2}: validation {val0:.1f} % at {start} epochs, {val1:.1f} % at "
@@ -146,8 +115,8 @@ def longer_training(long_runs, short_rows, start=25):
 
 
 def epochs_table(runs, ends=(25, 50, 75, 100)):
-    """Validation and training accuracy of each record around `ends` (window_means) as a
-    DataFrame, with the share of the blog's training each record trained."""
+    """Validation and training accuracy of each record around `ends` (window_means), with the
+    share of the blog's training it had, as a DataFrame (notebook 05)."""
     import pandas as pd
 
     return pd.DataFrame([{
@@ -159,15 +128,14 @@ def epochs_table(runs, ends=(25, 50, 75, 100)):
 
 
 def share_of_blog(run):
-    """How much of one of the blog's runs a record trained, as pictures seen: the blog's
+    """The share of one blog run's pictures a record trained on (notebook 05): the blog's
     Keras 2 "epoch" was 8,000 batches of 32, so 25 one-pass epochs on 8,000 photos are 1/32."""
     return run["epochs"] * run["train_images"] / published.LADDER_PICTURES_PER_RUN
 
 
 def table(rows, where="here"):
-    """The summary beside the source's figures as a pandas DataFrame (a table in Jupyter, on
-    the site and on slides); `where` names the machine the runs come from ("here",
-    "recorded") in the column names."""
+    """A summary beside the source's figures as a DataFrame (notebook 05); `where` ("here",
+    "recorded") names the machine of the runs in the column names."""
     import pandas as pd
 
     return pd.DataFrame([{

@@ -4,11 +4,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["bars", "confusion_matrix", "history", "images", "lines", "long_runs", "overlays",
-           "paired_bars", "roofline", "stacked_bars", "utilization", "utilization_grid"]
+           "roofline", "stacked_bars", "utilization", "utilization_grid"]
 
 
 def history(history, metrics=("loss", "accuracy"), title=None):
-    """Training and validation curves from a Keras History (or its .history dict)."""
+    """Training and validation curves from a Keras History or its .history dict (notebook 01)."""
     logs = getattr(history, "history", history)
     shown = [m for m in metrics if m in logs]
     fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.5), squeeze=False)
@@ -27,7 +27,7 @@ def history(history, metrics=("loss", "accuracy"), title=None):
 
 
 def utilization(monitor, title="Utilisation while training"):
-    """CPU (and GPU) utilisation over time from a monitor.Utilization, with its marks."""
+    """CPU (and GPU) utilisation over time of a monitor.Utilization, its marks (notebook 08)."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
     keys = ["cpu_pct"] + sorted(k for k in monitor.samples[0] if k.endswith("_pct")
                                 and k.startswith("gpu")) if monitor.samples else []
@@ -44,16 +44,12 @@ def utilization(monitor, title="Utilisation while training"):
     return fig
 
 
-def bars(values, ylabel, title=None, reference=None, reference_label=None, log=False):
-    """A bar chart of {label: value}, optionally with a horizontal reference line."""
+def bars(values, ylabel, title=None, log=False):
+    """A bar chart of {label: value}, each bar labelled with its value (notebook 02)."""
     fig, ax = plt.subplots(figsize=(max(5, 1.2 * len(values)), 3.5))
     labels = list(values)
     drawn = ax.bar(labels, [values[k] for k in labels], color="tab:blue")
     ax.bar_label(drawn, fmt="{:,.0f}", fontsize=8)
-    if reference:
-        ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
-        if reference_label:
-            ax.legend()
     ax.set(ylabel=ylabel, title=title)
     if log:
         ax.set_yscale("log")
@@ -63,7 +59,7 @@ def bars(values, ylabel, title=None, reference=None, reference_label=None, log=F
 
 
 def lines(series, xlabel, ylabel, title=None, reference=None, reference_label=None):
-    """Several lines from {label: (xs, ys)}, e.g. GFLOP/s against matrix size per device."""
+    """Lines from {label: (xs, ys)}, e.g. GFLOP/s against matrix size per device (notebook 00)."""
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for label, (xs, ys) in series.items():
         ax.plot(xs, ys, "o-", label=label)
@@ -86,15 +82,15 @@ def _grid(count, columns, size):
     return fig, axes.flat
 
 
-def images(images, titles=None, columns=8, size=1.6, cmap=None):
-    """A grid of images (arrays 0..255 or 0..1) with optional titles."""
+def images(images, titles=None, columns=8, size=1.6):
+    """A grid of images (arrays 0..255 or 0..1) with optional titles (notebook 01)."""
     images = [np.asarray(im) for im in images]
     fig, axes = _grid(len(images), columns, size)
     for i, (ax, im) in enumerate(zip(axes, images)):
         im = im.squeeze()
         if im.dtype != np.uint8 and im.max() > 1.0:
             im = im.clip(0, 255).astype("uint8")
-        ax.imshow(im, cmap=cmap or ("gray" if im.ndim == 2 else None))
+        ax.imshow(im, cmap="gray" if im.ndim == 2 else None)
         if titles is not None:
             ax.set_title(titles[i], fontsize=8)
     fig.tight_layout()
@@ -102,7 +98,7 @@ def images(images, titles=None, columns=8, size=1.6, cmap=None):
 
 
 def confusion_matrix(labels, predictions, class_names):
-    """A confusion matrix with counts, rows = true class, columns = predicted class."""
+    """A confusion matrix with counts, rows true class, columns predicted class (notebook 01)."""
     n = len(class_names)
     counts = np.zeros((n, n), dtype=int)
     np.add.at(counts, (np.asarray(labels), np.asarray(predictions)), 1)
@@ -118,26 +114,9 @@ def confusion_matrix(labels, predictions, class_names):
     return fig, counts
 
 
-def paired_bars(labels, ours, reference, ylabel, errors=None, names=("here", "reference"),
-                title=None):
-    """Our values (with optional error bars) beside a reference's; a None draws no bar."""
-    x = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(labels)), 3.8))
-    ax.bar(x - 0.2, ours, 0.4, yerr=errors, capsize=4, color="tab:blue", label=names[0])
-    known = [(i, v) for i, v in enumerate(reference) if v is not None]
-    ax.bar([x[i] + 0.2 for i, _ in known], [v for _, v in known], 0.4, color="white",
-           edgecolor="tab:red", hatch="//", label=names[1])
-    top = max([*ours, *(v for _, v in known)])
-    ax.set(xticks=x, xticklabels=labels, ylabel=ylabel, title=title, ylim=(0, 1.3 * top))
-    ax.legend(loc="upper left", ncol=2)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
 def long_runs(runs, reference=None, mark=None, title=None):
-    """Training (dashed) and validation (solid) accuracy per epoch of ladder records, one
-    colour per step; `reference` {step: %} draws dotted lines, `mark` a vertical line."""
+    """Training (dashed) and validation (solid) accuracy per epoch of ladder records, a colour
+    per step; `reference` {step: %} draws dotted lines, `mark` a vertical one (notebook 05)."""
     fig, ax = plt.subplots(figsize=(8, 4))
     for r in runs:
         epochs = np.arange(1, r["epochs"] + 1)
@@ -156,55 +135,50 @@ def long_runs(runs, reference=None, mark=None, title=None):
     return fig
 
 
-def overlays(images, heatmaps, titles=None, columns=4, size=2.2, alpha=0.45):
-    """Images (0..255) with a heat map (0..1, same height and width) laid over each."""
+def overlays(images, heatmaps, titles=None, columns=4, size=2.2):
+    """Images (0..255), each with a heat map (0..1, same height and width) over it (notebook 06)."""
     fig, axes = _grid(len(images), columns, size)
     for i, (ax, im, heat) in enumerate(zip(axes, images, heatmaps)):
         ax.imshow(np.asarray(im).clip(0, 255).astype("uint8"))
-        ax.imshow(heat, cmap="jet", alpha=alpha, vmin=0, vmax=1)
+        ax.imshow(heat, cmap="jet", alpha=0.45, vmin=0, vmax=1)
         if titles is not None:
             ax.set_title(titles[i], fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def utilization_grid(monitors, key="cpu_pct", columns=4, title="CPU utilisation per variant"):
-    """Small timelines of one quantity (CPU % by default) of several monitors {label: monitor}."""
+def utilization_grid(monitors, columns=4):
+    """Small CPU utilisation timelines of several monitors {label: monitor} (notebook 07)."""
     rows = int(np.ceil(len(monitors) / columns))
     fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.2 * rows), squeeze=False,
                              sharey=True)
     for ax in axes.flat[len(monitors):]:
         ax.axis("off")
     for ax, (label, usage) in zip(axes.flat, monitors.items()):
-        t, v = usage.series(key)
+        t, v = usage.series("cpu_pct")
         ax.plot(t, v, color="tab:blue", lw=1)
         ax.fill_between(t, v, alpha=0.4)
         ax.set(ylim=(0, 105), title=label)
         ax.title.set_fontsize(8)
         ax.tick_params(labelsize=7)
     for ax in axes[:, 0]:
-        ax.set_ylabel(key.replace("_pct", " %"))
-    fig.suptitle(title)
+        ax.set_ylabel("CPU %")
+    fig.suptitle("CPU utilisation per variant")
     fig.tight_layout()
     return fig
 
 
 def stacked_bars(parts, ylabel, title=None):
-    """Stacked bars from {label: {part: value}}, e.g. ms per image computing and waiting."""
-    labels = list(parts)
-    names = list(dict.fromkeys(name for p in parts.values() for name in p))
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(labels)), 3.8))
-    bottom = np.zeros(len(labels))
-    for name in names:
-        values = np.array([parts[k].get(name, 0.0) for k in labels])
-        ax.bar(labels, values, bottom=bottom, label=name)
-        bottom += values
-    ax.set(ylabel=ylabel, title=title)
-    ax.legend()
-    ax.tick_params(axis="x", rotation=60)
-    plt.setp(ax.get_xticklabels(), ha="right", fontsize=8)
-    fig.tight_layout()
-    return fig
+    """Stacked bars from {label: {part: value}}, e.g. ms per picture computing and waiting
+    (notebook 07)."""
+    import pandas as pd
+
+    frame = pd.DataFrame.from_dict(parts, orient="index").fillna(0.0)
+    ax = frame.plot.bar(stacked=True, figsize=(max(6, 0.9 * len(parts)), 3.8), ylabel=ylabel,
+                        title=title)
+    plt.setp(ax.get_xticklabels(), rotation=60, ha="right", fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure
 
 
 def _rate(flops_per_s):
@@ -222,13 +196,9 @@ _MARKERS = {"measured": "o", "recorded": "s", "published": "^"}
 
 
 def roofline(roofs, points=(), title="Roofline"):
-    """A log-log roofline: arithmetic intensity (FLOP per byte) against FLOP/s (notebooks 00
-    and 08). `roofs`: one dict per device (helpers.roofline: name, kind, bytes_per_s and
-    flops_per_s per number format), drawn as a memory roof (labelled measured or published)
-    and one compute roof per format, each labelled with its figure and the ridge point
-    (peak / bandwidth) where it meets the memory roof.
-    `points`: dicts with label, intensity, flops_per_s and kind (measured, recorded or
-    published: the marker), each drawn and labelled."""
+    """A log-log roofline of `roofs` (helpers.roofline: a memory roof and a compute roof per
+    number format, each labelled with its figure and ridge point) and `points` (label,
+    intensity, flops_per_s, kind: the marker) (notebooks 00, 08)."""
     ridges = [top / r["bytes_per_s"] for r in roofs for top in r["flops_per_s"].values()]
     xs = ridges + [p["intensity"] for p in points]
     low, high = min(xs) / 4, max(xs) * 4

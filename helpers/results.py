@@ -1,9 +1,5 @@
-"""Results that outlive a run: how they are written, read back and shown.
-
-Every record says the machine, the versions, the date and the command it came from.
-`save`/`load`/`table`/`plot` are for helpers.bench's records (one JSON file each in
-results/); helpers.ladder writes its runs with the same `write_json`, `machine` and `now`.
-"""
+"""Records in results/, each with its machine, versions, date and command: written whole, read
+back, shown (notebooks 05, 07-09). `save`/`load`/`table`/`plot` serve tools.bench's records."""
 
 import functools
 import json
@@ -19,14 +15,14 @@ __all__ = ["BENCH_KEYS", "load", "machine", "machine_name", "now", "plot", "save
 
 
 def now():
-    """The current UTC time as an ISO 8601 string, to the second: every record's date."""
+    """The current UTC time in ISO 8601, to the second: every record's date (notebook 05)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @functools.cache
 def machine():
-    """This machine, described once per process: `hardware` (one line), `versions` (Python,
-    TensorFlow, Keras) and `details` (all of hardware.describe())."""
+    """This machine, described once per process (notebook 05's records): `hardware` (one line),
+    `versions` (Python, TensorFlow, Keras) and `details` (all of hardware.describe())."""
     info = hardware.describe()
     return {"hardware": hardware.summary(info),
             "versions": {k: v for k, v in info["versions"].items()
@@ -35,8 +31,8 @@ def machine():
 
 
 def write_json(path, payload):
-    """Write `payload` as JSON to `path` in one step: a killed process leaves the old file or
-    the new one, never half of one. Returns the path."""
+    """Write `payload` as JSON to `path` whole: a killed process leaves the old file or the new
+    one, never half of one (notebook 05). Returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
@@ -45,13 +41,11 @@ def write_json(path, payload):
     return path
 
 
-# --- helpers.bench's records ------------------------------------------------------------------
-
 BENCH_KEYS = {"model", "device", "source", "images_per_s", "hardware", "date", "command"}
 
 
 def machine_name(record):
-    """A short name of the machine a record was made on: its first GPU if the run used one,
+    """The machine a bench record was made on (notebook 08): its first GPU if the run used one,
     else its CPU with its cores and widest SIMD unit (two EPYCs may differ in that)."""
     hw = record["hardware"]
     if not record["device"].startswith("cpu") and hw["gpus"]:
@@ -67,17 +61,17 @@ def _source(record):
     return f"python w{record['workers']}{'p' if record['use_multiprocessing'] else 't'}"
 
 
-def save(record, folder=None):
-    """Write a bench record into results/ (or `folder`), named by date, machine and run."""
+def save(record, folder):
+    """Write a bench record into `folder`, named by date, machine and run (notebook 08)."""
     slug = re.sub(r"[^a-z0-9]+", "-", machine_name(record).lower()).strip("-")
     name = (f"{record['date'][:10]}_{slug}_{record['model']}_{record['device'].replace(':', '')}"
             f"_{_source(record).replace(' ', '_')}_b{record['batch_size']}_{record['dtype']}")
-    return write_json(Path(folder or config.RESULTS_DIR) / f"{name}.json", record)
+    return write_json(Path(folder) / f"{name}.json", record)
 
 
 def load(folder=None):
-    """Every bench record in results/ (or `folder`), oldest first; other JSON files there
-    (results of other tools) are left alone."""
+    """Every bench record in results/ (or `folder`), oldest first; other JSON files are left
+    alone (notebooks 08, 09)."""
     found = [json.loads(p.read_text()) for p in sorted(Path(folder or config.RESULTS_DIR)
                                                        .glob("*.json"))]
     found = [r for r in found if isinstance(r, dict) and BENCH_KEYS <= r.keys()]
@@ -85,8 +79,7 @@ def load(folder=None):
 
 
 def table(records, title=None):
-    """Bench records (from bench.run or `load`) as a pandas DataFrame, which Jupyter, the site
-    and the slides show as a table; with a `title`, a Styler with that caption."""
+    """Bench records as a DataFrame; with a `title`, a captioned Styler (notebooks 07-09)."""
     import pandas as pd
 
     frame = pd.DataFrame([{
@@ -98,10 +91,10 @@ def table(records, title=None):
     return frame.style.set_caption(title).hide(axis="index") if title else frame
 
 
-def plot(records, title="Recorded runs (images/s, log scale)"):
-    """Bar chart of images/s per bench record, labelled by model, machine and batch."""
+def plot(records):
+    """Bar chart of images/s per bench record, labelled by model, machine, batch (notebook 08)."""
     from . import plots
 
     values = {f"{r['model']}\n{machine_name(r)[:22]}\nb{r['batch_size']} {r['source']}":
               r["images_per_s"] for r in records}
-    return plots.bars(values, "images/s", title=title, log=True)
+    return plots.bars(values, "images/s", title="Recorded runs (images/s, log scale)", log=True)

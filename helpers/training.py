@@ -1,7 +1,5 @@
-"""Run a training the way the course does every time: timed, resumable, and explained when it fails.
-
-    history, timer = training.fit(model, train_ds, val_ds, epochs=5, name="mnist_cnn")
-"""
+"""Training the course's way: timed, resumable, explained when memory runs out (notebooks
+01-05); `fit` trains the ladder of notebook 05 and its recorded runs (tools/ladder.py)."""
 
 import os
 from pathlib import Path
@@ -15,22 +13,18 @@ __all__ = ["backup_dir", "batch_size_of", "fit", "save_model"]
 
 
 def backup_dir(name):
-    """Where the resumable state of training `name` is kept (under build/)."""
+    """Where BackupAndRestore keeps the state of training `name` (notebooks 01, 02, 04)."""
     return config.BUILD_DIR / "backup" / name
 
 
-def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, callbacks=(),
-        resume=True, verbose="auto"):
-    """`model.fit` plus a Throughput timer (which adds `images_per_s` and `epoch_s` to each
-    epoch's logs, so History and a CSVLogger keep them) and, with a `name`, BackupAndRestore.
-
-    A training killed mid-way resumes from its last finished epoch when run again with the
-    same name; the backup is removed once it completes. Returns (history, timer).
-    """
-    batch_size = batch_size or batch_size_of(train)
+def fit(model, train, validation=None, epochs=1, name=None, callbacks=(), verbose="auto"):
+    """`model.fit` with a Throughput timer that adds `images_per_s` and `epoch_s` to each
+    epoch's logs and, with a `name`, BackupAndRestore: a killed training run again resumes
+    from its last finished epoch (notebook 05). Returns (history, timer)."""
+    batch_size = batch_size_of(train)
     timer = Throughput(batch_size, to_logs=True)
     extra = [timer, *callbacks]
-    if name and resume:
+    if name:
         # double_checkpoint keeps the previous epoch's files: a backup cut off mid-write
         # (a killed kernel) is replaced by the one before it instead of failing the resume.
         extra.append(keras.callbacks.BackupAndRestore(str(backup_dir(name)),
@@ -50,7 +44,7 @@ def fit(model, train, validation=None, epochs=1, name=None, batch_size=None, cal
 
 
 def save_model(model, path):
-    """Save a .keras file atomically: write a temporary file, then rename it into place."""
+    """Save a .keras file atomically: a temporary file renamed into place (notebooks 03, 04)."""
     path = Path(path)
     problem = config.build_problem(path.parent)
     if problem:
@@ -62,11 +56,7 @@ def save_model(model, path):
 
 
 def batch_size_of(dataset):
-    """The batch size of a batched tf.data dataset (from its first element's spec)."""
-    spec = getattr(dataset, "element_spec", None)
-    first = spec[0] if isinstance(spec, tuple) else spec
-    size = getattr(first, "shape", [None])[0] if first is not None else None
-    if size is None:  # unknown static size: look at one batch
-        size = int(keras.ops.shape(next(iter(dataset))[0])[0])
-    return int(size)
-
+    """The batch size of a batched tf.data dataset of (pictures, labels) (notebook 05's records);
+    where its shape does not say (no drop_remainder), that of its first batch."""
+    size = dataset.element_spec[0].shape[0]
+    return int(size if size is not None else next(iter(dataset))[0].shape[0])

@@ -4,6 +4,7 @@ import json
 from types import SimpleNamespace
 
 from helpers import config, ladder, ladder_stats, models, published
+from tools import ladder as recorder
 
 import keras
 import numpy as np
@@ -148,17 +149,6 @@ def test_a_saved_step_loads_with_plain_keras_in_a_fresh_process(tmp_path):
     assert "0.0034906" in done.stdout  # the shear of 0.2 degrees came back as it was saved
 
 
-def test_paired_bars_draw_ours_with_error_bars_and_only_known_reference_values():
-    from helpers import plots
-
-    fig = plots.paired_bars(["0", "transfer"], [67.0, 87.0], [80, None], "accuracy (%)",
-                            errors=[4.0, 1.0], names=("here", "source"))
-    ax = fig.axes[0]
-    assert len(ax.patches) == 3  # two of ours, one of the source's
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["here", "source"]
-    assert ax.get_ylim()[1] > 87.0
-
-
 def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_path):
     import os
     import signal
@@ -170,7 +160,7 @@ def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_pa
 
     root = tutorial_folder(tmp_path / "cd", train=16, test=4)
     out = tmp_path / "records"
-    command = [sys.executable, "-m", "helpers.ladder", "--data", str(root), "--steps", "0",
+    command = [sys.executable, "-m", "tools.ladder", "--data", str(root), "--steps", "0",
                "--seeds", "2", "--epochs", "12", "--batch", "8", "--out", str(out)]
     env = {**os.environ, "COURSE_CACHE": str(tmp_path / "cache")}
     first = subprocess.Popen(command, cwd=config.ROOT, env=env, stdout=subprocess.PIPE,
@@ -184,9 +174,9 @@ def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_pa
         time.sleep(0.02)
     first.wait(timeout=60)
     assert first.returncode == -signal.SIGKILL, first.stdout.read()[-2000:]
-    finished = ladder.run_path(out, "0", 1)
+    finished = recorder.run_path(out, "0", 1)
     kept = finished.read_text()
-    assert not ladder.run_path(out, "0", 2).exists()
+    assert not recorder.run_path(out, "0", 2).exists()
     again = subprocess.run(command, cwd=config.ROOT, env=env, capture_output=True, text=True,
                            timeout=300)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
@@ -228,7 +218,9 @@ def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran()
         assert r["image_size"] == (64 if r["step"] in ("0", "1", "2", "2b") else 128), name
         assert r["hardware"] and r["cpu_simd"] and r["dtype"] and r["date"], name
         assert {"tensorflow", "keras"} <= set(r["versions"]), name
-        assert r["command"].startswith("python -m helpers.ladder --data"), name
+        # recorded before the command moved from helpers/ to tools/
+        assert r["command"].startswith(("python -m helpers.ladder --data",
+                                         "python -m tools.ladder --data")), name
     assert len({(r["step"], r["seed"]) for r in runs}) == len(runs)  # no run recorded twice
     seeds = {step: sorted(r["seed"] for r in runs if r["step"] == step) for step in ladder.CHANGES}
     assert seeds == {step: [1, 2, 3] for step in ladder.CHANGES}  # every step, three seeds
@@ -248,15 +240,17 @@ def test_a_change_is_real_only_when_its_interval_excludes_zero():
     gain, (low, high) = ladder_stats.difference(rows["2"], rows["3"])
     # +6 points, standard error sqrt(2 * 2**2 / 3) = 1.633, t(0.975, 4) = 2.776
     assert (gain, low, high) == pytest.approx((6.0, 6.0 - 4.533, 6.0 + 4.533), abs=1e-3)
-    lines = {line.split()[2]: line.split(maxsplit=3)[3] for line in ladder_stats.verdicts(rows)}
+    *pairs, finding = ladder_stats.verdicts(rows)
+    lines = {line.split()[2]: line.split(maxsplit=3)[3] for line in pairs}
     assert lines["3"] == "here  +6.0 points (95 % interval +1.5 to +10.5: real); source +4 points"
     # unequal spreads (2 and 4 points): Welch's 2.9 degrees of freedom widen the interval
     assert lines["2b"] == ("here  +0.0 points (95 % interval -8.3 to +8.3: not told apart "
                            "from seed luck); source -5 points")
     assert lines["transfer"] == "here  +2.0 points (one seed: no interval); not in the source"
-    assert ladder_stats.findings(rows) == ("Real: 2 -> 3 (+6.0 points). Not told apart from seed "
-                                     "luck: 2 -> 2b (+0.0 points).")
-    assert ladder_stats.findings({"2": rows["2"]}).startswith("No pair")
+    assert finding == ("Real: 2 -> 3 (+6.0 points). Not told apart from seed luck: "
+                       "2 -> 2b (+0.0 points).")
+    assert ladder_stats.verdicts({"2": rows["2"]}) == [
+        "No pair of steps with two or more seeds each: no finding."]
 
 
 def curve(step, val, train):
@@ -307,11 +301,11 @@ def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32
     common = ["--data", str(root), "--steps", "2", "--seeds", "1", "--epochs", "1",
               "--batch", "8", "--out", str(out)]
     try:
-        ladder.main([*common, "--dtype", "mixed_bfloat16"])
+        recorder.main([*common, "--dtype", "mixed_bfloat16"])
         [run] = ladder.load_runs(out)
         assert run["dtype"] == "mixed_bfloat16" and 0 <= run["val_accuracy"] <= 1
         with pytest.raises(SystemExit):
-            ladder.main([*common, "--dtype", "float32", "--seeds", "2"])
+            recorder.main([*common, "--dtype", "float32", "--seeds", "2"])
         assert "holds runs in mixed_bfloat16" in capsys.readouterr().err
     finally:
         keras.config.set_dtype_policy("float32")
