@@ -1,8 +1,7 @@
-"""The course's one switch (the profile), its folders and its seeds.
+"""The course's profile, folders, seeds and per-notebook sizes (notebook 00).
 
-Set COURSE_PROFILE to `smoke` (CI: a few batches), `sample` (default: the embedded
-sample, real training) or `full` (the full public datasets, the sources' epochs).
-Notebooks ask `settings(name)` for sizes and epochs instead of branching on the profile.
+COURSE_PROFILE is `smoke` (CI: a few batches), `sample` (default: the embedded sample) or
+`full` (the public datasets, the sources' epochs); notebooks read sizes from `settings(name)`.
 """
 
 import os
@@ -16,17 +15,16 @@ PROFILES = ("smoke", "sample", "full")
 
 
 def profile():
-    """The active profile, read from COURSE_PROFILE (default `sample`)."""
+    """The active profile, from COURSE_PROFILE (default `sample`) (notebook 00)."""
     name = os.environ.get("COURSE_PROFILE", "sample").strip().lower()
     if name not in PROFILES:
-        raise ValueError(
-            f"COURSE_PROFILE={name!r} is not a profile; use one of {', '.join(PROFILES)}."
-        )
+        raise ValueError(f"COURSE_PROFILE={name!r} is not a profile; use one of "
+                         f"{', '.join(PROFILES)}.")
     return name
 
 
 def _find_root():
-    """The course folder: COURSE_ROOT, else the folder above this package."""
+    """COURSE_ROOT, else the folder above this package."""
     if os.environ.get("COURSE_ROOT"):
         return Path(os.environ["COURSE_ROOT"]).resolve()
     here = Path(__file__).resolve().parent.parent
@@ -82,7 +80,7 @@ SETTINGS = {
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
     # notebook 05's live part: these ladder steps, each with seeds 1..seeds (sample: ~6 min
-    # on 2 cores); the whole ladder on the tutorial's photos is recorded (python -m helpers.ladder)
+    # on 2 cores); the whole ladder on the tutorial's photos is recorded (python -m tools.ladder)
     "cats_dogs_ladder": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1, steps=("2", "2b")),
         "sample": dict(train=None, val=None, epochs=10, batch=32, seeds=3, steps=("2", "2b")),
@@ -140,8 +138,7 @@ SETTINGS = {
 
 
 def build_problem(folder=None):
-    """Why the course cannot write into its build folder, as one message naming the setting
-    that moves it; None when it can."""
+    """Why the course cannot write into its build folder, or None (notebook 00)."""
     import tempfile
 
     folder = Path(folder or BUILD_DIR)
@@ -157,14 +154,14 @@ def build_problem(folder=None):
 
 
 def settings(name):
-    """Sizes and epochs for `name` under the active profile, as attributes."""
+    """Sizes and epochs for `name` under the active profile, as attributes (notebook 01)."""
     if name not in SETTINGS:
         raise KeyError(f"No settings named {name!r}; known: {', '.join(sorted(SETTINGS))}.")
     return SimpleNamespace(name=name, profile=profile(), **SETTINGS[name][profile()])
 
 
 def set_seed(seed=SEED, deterministic=False):
-    """Seed Python, NumPy and the backend; optionally make TensorFlow ops deterministic."""
+    """Seed Python, NumPy and Keras; optionally make TensorFlow deterministic (notebook 01)."""
     import keras
 
     keras.utils.set_random_seed(seed)
@@ -172,4 +169,3 @@ def set_seed(seed=SEED, deterministic=False):
         import tensorflow as tf
 
         tf.config.experimental.enable_op_determinism()
-    return seed

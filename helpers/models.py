@@ -1,4 +1,4 @@
-"""Every network the course builds, one function each, for later notebooks and tests."""
+"""The course's networks, one function each, for the notebooks that reuse them (01-11)."""
 
 import math
 
@@ -8,12 +8,12 @@ from keras import layers
 
 __all__ = ["BASES", "LADDER", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
            "augmentation", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
-           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "min_image_size",
-           "mnist_cnn", "sentiment_net", "text_lstm", "unfreeze_top_third"]
+           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "mnist_cnn",
+           "sentiment_net", "text_lstm", "unfreeze_top_third"]
 
 
 def mnist_cnn():
-    """The primer's MNIST CNN, Conv 32/64/64 with pools -> Dense 64 -> 10 (notebook 01)."""
+    """The primer's MNIST CNN (notebook 01)."""
     return keras.Sequential([
         keras.Input((28, 28, 1)),
         layers.Conv2D(32, 3, activation="relu"),
@@ -28,8 +28,8 @@ def mnist_cnn():
 
 
 def architecture(model):
-    """A model's layers as (class, settings) pairs without names, nested models opened: equal
-    for one network written twice (notebook 01)."""
+    """A model's layers as (class, settings) pairs, names left out, nested models opened
+    (notebook 01)."""
     rows = []
     for layer in model.layers:
         if isinstance(layer, keras.Model):
@@ -48,8 +48,7 @@ ZOOM_RANGE = 0.2
 
 
 def augmentation(seed=None):
-    """The tutorial's augmentation as Keras 3 layers, Keras 2's units kept: 0.2 degrees of
-    shear is a fraction sin(0.2 deg) = 0.0035; x and y zoom drawn apart (notebook 04)."""
+    """The tutorial's augmentation in Keras 3 layers, Keras 2's units kept (notebook 04)."""
     shear = math.sin(math.radians(SHEAR_DEGREES))
     zoom = (-ZOOM_RANGE, ZOOM_RANGE)
     return keras.Sequential([
@@ -71,17 +70,9 @@ LADDER = {
 }
 
 
-def min_image_size(pairs):
-    """Smallest input side that survives `pairs` of Conv2D(3x3) + MaxPool(2) (notebook 05)."""
-    size = 1
-    for _ in range(pairs):
-        size = 2 * size + 2
-    return size
-
-
 def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
-    """A step of the cat/dog ladder (LADDER; keywords override its settings), 0..255 pixels in
-    (notebooks 04, 05); output_dtype="float32" keeps the sigmoid float32 (notebook 09)."""
+    """A step of the cat/dog LADDER, keywords overriding its settings (notebooks 04, 05);
+    output_dtype="float32" keeps the sigmoid float32 (notebook 09)."""
     if str(step) not in LADDER:
         raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
     unknown = set(changes) - set(LADDER["0"])
@@ -89,8 +80,9 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
         raise TypeError(f"cats_dogs_net() got unknown settings {sorted(unknown)}; "
                         f"a step can change {', '.join(LADDER['0'])}.")
     cfg = {**LADDER[str(step)], **changes}
-    size = cfg["image_size"]
-    smallest = min_image_size(len(cfg["filters"]))
+    size, smallest = cfg["image_size"], 1
+    for _ in cfg["filters"]:  # each Conv2D(3x3) + MaxPool(2) needs 2 * size + 2 pixels
+        smallest = 2 * smallest + 2
     if size < smallest:
         raise ValueError(f"image_size={size} is too small for ladder step {step}: its "
                          f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px.")
@@ -111,13 +103,10 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
 
 
 def cats_dogs_transfer(image_size=128, seed=None):
-    """The ladder's transfer step: the embedded MobileNet, frozen, + pooling, Dropout(0.2),
-    Dense(1, sigmoid); 0..255 pixels in (notebook 05)."""
-    from . import data
-
+    """The ladder's transfer step: the embedded MobileNet, frozen, and a sigmoid (notebook 05)."""
     base = keras.applications.MobileNet(
         input_shape=(image_size, image_size, 3), alpha=0.25, include_top=False,
-        weights=str(data.pretrained_weights("mobilenet_0.25")))
+        weights=str(_weights("mobilenet_0.25")))
     base.trainable = False  # its BatchNorm layers then stay in inference mode too
     return keras.Sequential([
         keras.Input((image_size, image_size, 3)),
@@ -130,8 +119,8 @@ def cats_dogs_transfer(image_size=128, seed=None):
 
 
 def cifar10_net(crop=24):
-    """TensorFlow's old CIFAR-10 tutorial CNN on `crop`-px patches, 0..255 pixels in, its local
-    response normalisation left out (no Keras 3 layer) (notebook 08)."""
+    """TensorFlow's old CIFAR-10 tutorial CNN, without its local response normalisation
+    (notebook 08)."""
     return keras.Sequential([
         keras.Input((crop, crop, 3)),
         layers.Rescaling(1 / 255),
@@ -147,8 +136,7 @@ def cifar10_net(crop=24):
 
 
 def cats_dogs_deep(convs_per_stage=8, augment=True):
-    """The blog's "30+ conv layers" cat/dog net: four stages of `convs_per_stage` 3x3 convs and
-    a pool, 32 convs by default, on 64-px 0..255 pictures (notebook 08 writes it out)."""
+    """The blog's "30+ conv layers" cat/dog net, four stages of 3x3 convs (notebook 08)."""
     model = keras.Sequential([keras.Input((64, 64, 3))], name="cats_dogs_deep")
     if augment:
         model.add(augmentation())
@@ -164,12 +152,8 @@ def cats_dogs_deep(convs_per_stage=8, augment=True):
     return model
 
 
-# --- text: the primer's next-word LSTM and the IMDB sentiment nets ---------------------------
-
-
 def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):
-    """The primer's next-word LSTM; Keras 3 has no `Embedding(input_length=)`: the window is the
-    Input's shape (notebook 02)."""
+    """The primer's next-word LSTM, its window the Input's shape (notebook 02)."""
     return keras.Sequential([
         keras.Input((window,), dtype="int32"),
         layers.Embedding(vocabulary, embedding),
@@ -182,8 +166,7 @@ SEQUENCE_LAYERS = ("lstm", "gru", "conv1d")
 
 
 def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):
-    """Review sentiment: Embedding -> LSTM | GRU (padding masked) | Conv1D + max-pool -> sigmoid
-    (notebook 02)."""
+    """Review sentiment through an LSTM, a GRU or a Conv1D (notebook 02)."""
     if kind not in SEQUENCE_LAYERS:
         raise ValueError(f"kind must be one of {', '.join(SEQUENCE_LAYERS)}, got {kind!r}.")
     middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)],
@@ -196,8 +179,6 @@ def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units
         layers.Dense(1, activation="sigmoid"),
     ], name=f"sentiment_{kind}")
 
-
-# --- transfer learning (notebook 03): a frozen ImageNet base, a new head, fine-tuning ---------
 
 # name: (Keras application, its input preprocessing, constructor arguments)
 BASES = {
@@ -217,14 +198,11 @@ def frozen_base(application, preprocess, image_size, weights, **options):
 
 
 def imagenet_base(name="mobilenet_0.25", image_size=160):
-    """`frozen_base` for a name in BASES: mobilenet_0.25's embedded weights, the others'
-    downloaded, offline the embedded MobileNet with a notice (notebook 03)."""
-    from . import data
-
+    """`frozen_base` for a name in BASES; offline, the embedded MobileNet (notebook 03)."""
     if name not in BASES:
         raise KeyError(f"Unknown base {name!r}; choose one of {', '.join(BASES)}.")
     application, preprocess, options = BASES[name]
-    weights = str(data.pretrained_weights(name)) if name == "mobilenet_0.25" else "imagenet"
+    weights = str(_weights(name)) if name == "mobilenet_0.25" else "imagenet"
     try:
         return frozen_base(application, preprocess, image_size, weights, **options)
     except Exception as e:  # no network, or a download that failed its checksum
@@ -236,7 +214,7 @@ def imagenet_base(name="mobilenet_0.25", image_size=160):
 
 
 def classifier_head(input_shape, classes):
-    """The primer's new head, Flatten -> Dense(256) -> Dropout -> Dense(softmax) (notebook 03)."""
+    """The primer's new head (notebook 03)."""
     return keras.Sequential([
         keras.Input(tuple(input_shape)),
         layers.Flatten(),
@@ -247,7 +225,7 @@ def classifier_head(input_shape, classes):
 
 
 def extract_features(extractor, dataset):
-    """Every batch of `dataset` through `extractor` once: (features, labels) (notebook 03)."""
+    """(features, labels) of every batch of `dataset` (notebook 03)."""
     features, labels = [], []
     for images, batch_labels in dataset:  # one pass: each batch's labels stay with its pictures
         features.append(extractor.predict_on_batch(images))
@@ -256,11 +234,16 @@ def extract_features(extractor, dataset):
 
 
 def unfreeze_top_third(base):
-    """Make the top third of a `frozen_base`'s layers trainable, BatchNorm left frozen
-    (notebook 03)."""
+    """Make the top third of a `frozen_base` trainable, BatchNorm left frozen (notebook 03)."""
     backbone = base.layers[-1]  # the application: the base's only layer after its Input
     backbone.trainable = True  # every layer of it, until the loop says otherwise
     first = 2 * len(backbone.layers) // 3  # where the top third begins
     for i, layer in enumerate(backbone.layers):
         # a frozen BatchNorm layer runs in inference mode: it keeps ImageNet's statistics
         layer.trainable = i >= first and not isinstance(layer, layers.BatchNormalization)
+
+
+def _weights(name):
+    from . import data  # here, not at the top: data needs TensorFlow, the JAX benchmark does not
+
+    return data.pretrained_weights(name)

@@ -8,9 +8,10 @@ import sys
 from functools import partial
 from types import SimpleNamespace
 
-from helpers import config, data, export, models, predict, sources, timing
+from helpers import config, data, models, predict, sources, timing
 
 import keras
+import nbformat
 import numpy as np
 import page_source
 import pytest
@@ -18,16 +19,21 @@ import tensorflow as tf
 from keras import layers
 
 NOTEBOOK = "11_inference_and_edge"
-ON_THE_PAGE = ("saved_model", "to_tflite", "load_tflite", "run_tflite", "top5")
+ON_THE_PAGE = ("saved_model", "to_tflite", "load_tflite", "run_tflite", "top5", "zoo_classifiers")
+# ImageNet's domestic cats, as its labels file names them
+CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Siamese",
+               "Egyptian cat")
 
 
 def page_functions():
-    """The functions notebook 11 writes out (they live on its page alone), defined here."""
+    """The functions notebook 11 writes out (they live on its page alone), and its ZOO pins."""
     namespace = {"keras": keras, "np": np, "tf": tf, "partial": partial, "predict": predict,
-                 "timing": timing}
+                 "timing": timing, "config": config, "sources": sources}
+    cells = nbformat.read(config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4).cells
+    exec(next(c.source for c in cells if c.source.startswith("ZOO_URL = ")), namespace)
     for name in ON_THE_PAGE:
         exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
-    return SimpleNamespace(**{name: namespace[name] for name in ON_THE_PAGE})
+    return SimpleNamespace(**{name: namespace[name] for name in ("ZOO", "ZOO_URL", *ON_THE_PAGE)})
 
 
 page = page_functions()
@@ -125,9 +131,10 @@ def test_bad_inputs_get_clear_errors(tmp_path):
         page.to_tflite(tmp_path, "int4")
     with pytest.raises(ValueError, match="int8 with calibration pictures"):
         page.to_tflite(tmp_path, "int8")
-    (tmp_path / "labels.txt").write_text("a\nb\n")
-    with pytest.raises(ValueError, match="1001"):
-        export.imagenet_labels(tmp_path / "labels.txt")
+
+
+def imagenet_labels():
+    return sources.sample_path("pretrained/imagenet_labels.txt").read_text().splitlines()
 
 
 def cat_picture():
@@ -137,8 +144,8 @@ def cat_picture():
 def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
     classifier = page.load_tflite(
         sources.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
-    best, seconds = page.top5(classifier, cat_picture(), export.imagenet_labels())
-    assert best[0][0] in export.CAT_CLASSES and seconds > 0
+    best, seconds = page.top5(classifier, cat_picture(), imagenet_labels())
+    assert best[0][0] in CAT_CLASSES and seconds > 0
     assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
 
 
@@ -155,10 +162,10 @@ def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(profile,
 
     monkeypatch.setattr(sources, "download", offline)
     profile("sample")
-    assert export.zoo_classifiers() == [] and asked == []
+    assert page.zoo_classifiers() == [] and asked == []
     profile("full")
-    assert export.zoo_classifiers() == []
-    assert asked[0].url.startswith(export.ZOO_URL) and "could not be downloaded" in (
+    assert page.zoo_classifiers() == []
+    assert asked[0].url.startswith(page.ZOO_URL) and "could not be downloaded" in (
         capsys.readouterr().out)
 
 
@@ -172,11 +179,11 @@ def test_each_larger_classifier_matches_its_pin_and_sees_a_cat(profile, monkeypa
 
     monkeypatch.setattr(sources, "download", download)
     profile("full")
-    paths = export.zoo_classifiers()
-    assert [p.name for p in paths] == list(export.ZOO)
+    paths = page.zoo_classifiers()
+    assert [p.name for p in paths] == list(page.ZOO)
     for path in paths:
-        best, _ = page.top5(page.load_tflite(path), cat_picture(), export.imagenet_labels())
-        assert best[0][0] in export.CAT_CLASSES, (path.name, best[0])
+        best, _ = page.top5(page.load_tflite(path), cat_picture(), imagenet_labels())
+        assert best[0][0] in CAT_CLASSES, (path.name, best[0])
 
 
 LOAD_WITHOUT_THE_COURSE = """

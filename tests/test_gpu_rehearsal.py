@@ -3,10 +3,12 @@ Tesla T4s in nvidia-smi and in TensorFlow's device lists, their work placed on t
 a CPU cannot rehearse (a GPU's speed, float16 Tensor Cores, a GPU allocator's memory figures,
 NCCL's all-reduce) is not asserted here."""
 
-from helpers import distributed, hardware, monitor, peak, plots
+from helpers import hardware, monitor, peak, plots
 
 import numpy as np
+import page_source
 import pytest
+import tensorflow as tf
 from gpu_rehearsal import fake_gpu, fake_nvidia_smi, one_fake_gpu  # noqa: F401  (fixtures)
 
 
@@ -30,7 +32,9 @@ def test_a_t4_is_offered_float16_but_not_bfloat16_and_work_placed_on_it_runs():
 def test_with_one_gpu_the_mirrored_strategy_mirrors_over_the_cpus_not_a_lone_replica():
     import keras
 
-    strategy = distributed.mirrored_strategy()
+    namespace = {"tf": tf}  # notebook 10's function, run as its page runs it
+    exec(page_source.defined_on_page("10_multi_device_training", "mirrored_strategy"), namespace)
+    strategy = namespace["mirrored_strategy"]()
     assert all("CPU" in d for d in strategy.extended.worker_devices)
     with strategy.scope():
         model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
