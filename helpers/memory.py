@@ -1,12 +1,15 @@
 """Training memory, the first wall on a GPU (notebook 08): predicted from the layer shapes, then
-measured in fresh processes (`python -m tools.memory`)."""
+measured in fresh processes (`python -m helpers.memory`, its command line below)."""
 
+import argparse
 import json
 import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
+import keras
 import numpy as np
 import pandas as pd
 
@@ -75,7 +78,7 @@ def measure(jobs, device="cpu:0", span_mb=300):
     for name, dtype in jobs:
         model = bench.build(name)  # an unknown name gets bench's clear error
         first = max(1, math.ceil(span_mb * 1e6 / (3 * activation_bytes(model))))
-        command = [sys.executable, "-m", "tools.memory", "--model", name, "--device", device,
+        command = [sys.executable, "-m", "helpers.memory", "--model", name, "--device", device,
                    "--dtype", dtype, "--batch", *map(str, (first, 2 * first, 4 * first))]
         running.append((name, dtype, activation_bytes(model, dtype), subprocess.Popen(
             command, cwd=config.ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -119,3 +122,76 @@ def largest_batches(found, gpus=("T4", "H200")):
                 if m["growth"] > 0 else "-")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# --- the measuring process that `measure` starts (python -m helpers.memory) ---------------------
+
+def peak_bytes(device):
+    """Peak memory so far: TensorFlow's or JAX's allocator peak on a GPU, else the process's
+    peak resident memory: Linux's VmHWM (getrusage's maximum would keep the parent's from before
+    the process started), psutil's peak working set on Windows, getrusage on macOS."""
+    if not device.startswith("cpu"):
+        if keras.backend.backend() == "jax":  # no reset there: a fresh process, growing batches
+            import jax
+
+            kind, _, index = device.partition(":")
+            return jax.devices(kind)[int(index or 0)].memory_stats()["peak_bytes_in_use"]
+        import tensorflow as tf
+
+        return tf.config.experimental.get_memory_info(device.upper())["peak"]
+    status = Path("/proc/self/status")
+    if status.exists():
+        line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+        return int(line.split()[1]) * 1024  # kB
+    import psutil
+
+    info = psutil.Process().memory_info()
+    if hasattr(info, "peak_wset"):
+        return info.peak_wset
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # macOS: bytes
+
+
+def step_peaks(name, batches, device, dtype):
+    """Peak memory after one training step at each batch size, smallest first (a process's
+    peak resident memory only grows, so each step must need more than the one before)."""
+    if dtype != "float32":
+        keras.config.set_dtype_policy(f"mixed_{dtype}")
+    batches = sorted(batches)
+    on_tensorflow_gpu = not device.startswith("cpu") and keras.backend.backend() == "tensorflow"
+    with keras.device(device):
+        model = bench.build(name)
+        x, y = bench.synthetic_data(model, batches[-1], 1)
+        model.train_on_batch(x[:batches[0]], y[:batches[0]])  # builds Adam's moments, traces
+        peaks = []
+        for batch in batches:
+            if on_tensorflow_gpu:
+                import tensorflow as tf
+
+                tf.config.experimental.reset_memory_stats(device.upper())
+            model.train_on_batch(x[:batch], y[:batch])
+            peaks.append(peak_bytes(device))
+    backend = {"tensorflow": "TensorFlow", "jax": "JAX"}.get(keras.backend.backend(), "the")
+    how = ("the process's peak resident memory" if device.startswith("cpu")
+           else f"{backend}'s allocator peak")
+    return {"batches": batches, "peak_bytes": peaks, "how": how}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m helpers.memory",
+                                description="Peak memory of one training step of a bench "
+                                            "network at growing batch sizes, as JSON.")
+    p.add_argument("--model", required=True, choices=list(bench.MODELS))
+    p.add_argument("--batch", type=int, nargs="+", required=True)
+    p.add_argument("--device", default="cpu:0")
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
+    args = p.parse_args(argv)
+    if len(set(args.batch)) < 2 or min(args.batch) < 1:
+        p.error(f"give two or more different batch sizes of 1 or more, got {args.batch}")
+    print(json.dumps(step_peaks(args.model, args.batch, args.device, args.dtype)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

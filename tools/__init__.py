@@ -8,7 +8,6 @@ build_site              the course website in build/site (Sphinx + myst-nb)
 colab                   Colab badges and setup cells
 slide_types             a slide type for every cell that has none
 bench                   record benchmark runs into results/ (helpers.bench)
-memory                  the process helpers.memory.measure starts per network
 ladder                  record notebook 05's cat/dog ladder into results/, resumably
 """
 
