@@ -28,6 +28,13 @@ def slowest_other_over_step_3(runs):
     return [min(others) / max(step_speed(runs, "3"))] if step_speed(runs, "3") else []
 
 
+def slowest_other_over_deep(records):
+    """How many times faster than the deep network the slowest other cat/dog network trained."""
+    deep = [r["images_per_s"] for r in records if r["model"] == "cats_dogs_deep"]
+    others = [r["images_per_s"] for r in records if r["model"] != "cats_dogs_deep"]
+    return [min(others) / max(deep)] if deep and others else []
+
+
 def sample_ladder(read):
     return lambda records: [v for r in records for v in read(r)]
 
@@ -36,8 +43,8 @@ RECORDED = [
     # notebook, words in it, records in results/, what is read from one kind's records, low, high
     ("08", "roughly 500–3,000 examples/s", "*_cifar10_net_cpu0_synthetic_*.json",
      lambda records: [r["images_per_s"] for r in records], 500, 3000),
-    ("08", "roughly 5–50 pictures/s", "*_cats_dogs_deep_cpu0_synthetic_*.json",
-     lambda records: [r["images_per_s"] for r in records], 5, 50),
+    ("08", "expect it to be the slowest on the CPU", "*_cats_dogs_*_cpu0_synthetic_*.json",
+     slowest_other_over_deep, 1, 1e6),
     ("08", "used more than half of it", "*_cats_dogs_128px_cpu0_synthetic_*.json",
      lambda records: [100 * r["peak_share"] for r in records], 50, 100),
     ("05", "their means roughly 65–75 %", "cats_dogs_ladder_sample_*.json",
