@@ -64,7 +64,7 @@ test: $(VENV)/.installed node_modules/.installed
 # The edit loop: lint and every test that executes no whole notebook and opens no browser.
 check: $(VENV)/.installed
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
-	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not notebooks and not browser" --durations=5 tests
+	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not notebooks and not browser and not busy" --durations=5 tests
 
 test-slow: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m pytest --run-slow -m slow tests

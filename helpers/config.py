@@ -110,6 +110,12 @@ SETTINGS = {
         "sample": dict(batches=(1, 4, 16, 64, 256), repeats=20, val=None, calibration=200),
         "full": dict(batches=(1, 4, 16, 64, 256), repeats=50, val=2000, calibration=500),
     },
+    # helpers.compare.alternate: rounds of A and B in alternation, each call timed this long (s)
+    "compare": {
+        "smoke": dict(rounds=3, seconds=0.02),
+        "sample": dict(rounds=6, seconds=1.0),
+        "full": dict(rounds=8, seconds=2.0),
+    },
     # helpers.bench and notebooks 07-08: warm-up and timed training steps per measurement
     "bench": {
         "smoke": dict(warmup=1, steps=3, peak_sizes=(512,)),

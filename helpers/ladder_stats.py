@@ -7,10 +7,11 @@ import statistics
 import numpy as np
 
 from . import published
+from .compare import t_quantile
 from .ladder import CHANGES, PAIRS
 
 __all__ = ["difference", "epochs_table", "longer_training", "share_of_blog", "summary",
-           "t_quantile", "table", "verdicts", "window_means"]
+           "table", "verdicts", "window_means"]
 
 
 def summary(runs):
@@ -29,16 +30,6 @@ def summary(runs):
                       "of_blog": (statistics.median(map(share_of_blog, mine))
                                   if all("epochs" in r for r in mine) else None)}
     return rows
-
-
-def t_quantile(p, df):
-    """The p-quantile of Student's t with `df` (maybe fractional) degrees of freedom, from its
-    density summed on a fine grid: the standard library has no t distribution (notebook 05)."""
-    t = np.linspace(0.0, 1000.0, 1_000_001)
-    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-    density = scale * (1 + t ** 2 / df) ** (-(df + 1) / 2)
-    cdf = 0.5 + np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(t))])
-    return float(np.interp(p, cdf, t))
 
 
 def difference(a, b, level=0.95):

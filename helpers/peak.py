@@ -13,8 +13,8 @@ from .timing import first_and_median, wait_for
 
 __all__ = ["TRAINING_FLOPS_FACTOR", "activation_values", "arithmetic_intensity",
            "balance_verdict", "copy_bandwidth", "datasheet_balance_points", "devices",
-           "flops_per_image", "matmul_flops", "measured_bandwidth", "measured_peak",
-           "published_peak", "supported_dtypes"]
+           "flops_per_image", "limits", "matmul_flops", "measured_bandwidth", "measured_peak",
+           "published_peak", "speed_now", "supported_dtypes"]
 
 
 def devices():
@@ -121,6 +121,7 @@ def arithmetic_intensity(model):
 
 
 _PEAKS = {}
+_STORED = {}  # the best of notebook 00's limits, once speed_now has read them
 
 
 def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5):
@@ -135,6 +136,9 @@ def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5):
             rate = matmul_flops(n, dtype, device, repeats=1)
             if key not in _PEAKS or rate > _PEAKS[key]["flops_per_s"]:
                 _PEAKS[key] = {"flops_per_s": rate, "n": n, "dtype": dtype}
+    stored = _STORED.get((device, dtype), 0.0)
+    if stored > _PEAKS[key]["flops_per_s"]:  # notebook 00 saw this machine faster
+        return {"flops_per_s": stored, "n": _PEAKS[key]["n"], "dtype": dtype, "stored": True}
     return dict(_PEAKS[key])
 
 
@@ -148,4 +152,57 @@ def measured_bandwidth(device="cpu:0", megabytes=256, tries=3):
     for _ in range(1 if key in _BANDWIDTHS else tries):
         _BANDWIDTHS[key] = max(_BANDWIDTHS.get(key, 0.0),
                                copy_bandwidth(megabytes, device, repeats=3))
-    return _BANDWIDTHS[key]
+    return max(_BANDWIDTHS[key], _STORED.get((device, "bytes"), 0.0))
+
+
+def limits(path=None):
+    """Notebook 00's limits of this machine from build/limits.json, or, where 00 has not run
+    here, the same survey measured now and saved; says which (notebooks 07-11)."""
+    import json
+
+    from . import config
+
+    path = path or config.BUILD_DIR / "limits.json"
+    cpu = hardware.cpu_info()["model"]
+    if path.exists():
+        stored = json.loads(path.read_text())
+        if stored.get("hardware", {}).get("cpu", {}).get("model") == cpu:
+            return stored
+        print(f"{path.name} was measured on {stored.get('hardware', {}).get('cpu', {}).get('model')}"
+              f", not on this {cpu}: measuring this machine's limits now.")
+    else:
+        print("Notebook 00 has not run here: measuring this machine's limits now.")
+    s = config.settings("matmul")
+    found = {"matmul_gflops": {f"{d} {t}": (list(s.sizes), [matmul_flops(
+        n, t, d, s.repeats) / 1e9 for n in s.sizes]) for d in devices() for t in supported_dtypes(d)},
+        "bandwidth_gbs": {d: copy_bandwidth(s.copy_mb, d, s.repeats) / 1e9 for d in devices()},
+        "hardware": hardware.describe()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(found, indent=1))
+    return found
+
+
+def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
+    """This machine's multiply speed now as a share of `stored` limits' best, with one line
+    that says whether other work is sharing the machine; the roofs keep the best of both, so
+    later `measured_peak` and `measured_bandwidth` calls never fall below them (notebooks 07-11)."""
+    sizes, gflops = stored["matmul_gflops"][f"{device} {dtype}"]
+    best = max(gflops) * 1e9
+    now = max(matmul_flops(sizes[gflops.index(max(gflops))], dtype, device, 1)
+              for _ in range(tries))
+    for label, (sizes, gflops) in stored["matmul_gflops"].items():
+        d, t = label.split()
+        _STORED[(d, t)] = max(_STORED.get((d, t), 0.0), max(gflops) * 1e9)
+    for d, gbs in stored["bandwidth_gbs"].items():
+        _STORED[(d, "bytes")] = max(_STORED.get((d, "bytes"), 0.0), gbs * 1e9)
+    share = now / best
+    if share < 0.85:
+        line = (f"This machine is running at {share:.0%} of the speed notebook 00 measured: other "
+                "work is sharing it, so speeds below are lower than this machine can do.")
+    elif share > 1.15:
+        line = (f"This machine is running at {share:.0%} of the speed notebook 00 measured: 00 "
+                "ran while it was busier; the roofs below use today's faster figure.")
+    else:
+        line = (f"This machine is running at {share:.0%} of the speed notebook 00 measured: "
+                "about as free as then.")
+    return share, line

@@ -1,0 +1,104 @@
+"""helpers.compare: the verdict of a timed comparison, on made-up speeds and on real ones
+measured while another process keeps one core busy."""
+
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from helpers import compare
+
+NAMES = ("A", "B")
+
+
+def test_t_quantiles_match_the_printed_tables():
+    # the two-sided 95 % values of any t table: df 1, 2, 4 (two steps of 3 seeds), and large
+    for df, value in ((1, 12.706), (2, 4.303), (4, 2.776), (1000, 1.962)):
+        assert compare.t_quantile(0.975, df) == pytest.approx(value, abs=1e-3)
+
+
+def test_a_steady_ratio_is_a_verdict_with_its_interval():
+    found = compare.ratio([200, 150, 205, 120], [100, 75, 100, 61], NAMES)
+    assert found["verdict"] == "faster"
+    assert found["low"] < 2 < found["high"] and found["high"] / found["low"] < 1.1
+    assert "A is 2.00x as fast (interval" in found["text"]
+    assert compare.ratio([100, 75, 100, 61], [200, 150, 205, 120], NAMES)["text"].count(
+        "B is 2.00x as fast") == 1
+
+
+def test_the_machine_slowing_down_between_rounds_does_not_move_the_verdict():
+    # round 3 ran at half speed for both: the per-round ratio stays 1
+    found = compare.ratio([100, 101, 50, 99], [100, 100, 51, 100], NAMES)
+    assert found["verdict"] == "same" and "the same within 10 %" in found["text"]
+
+
+def test_ratios_that_swing_more_than_the_difference_are_inconclusive():
+    found = compare.ratio([130, 80, 125, 85], [100, 100, 100, 100], NAMES)
+    assert found["verdict"] == "inconclusive"
+    assert "rerun when it is quieter" in found["text"]
+
+
+def test_a_small_but_steady_difference_is_not_called_the_same():
+    found = compare.ratio([104, 105, 104, 105, 104], [100, 100, 100, 100, 100], NAMES)
+    assert found["verdict"] == "same"  # the whole interval lies within 10 %
+    found = compare.ratio([118, 121, 119, 120], [100, 100, 100, 100], NAMES)
+    assert found["verdict"] == "faster" and found["ratio"] == pytest.approx(1.195, abs=0.01)
+
+
+def test_alternate_reverses_the_order_every_other_round_and_counts_units():
+    order = []
+    work = {"A": lambda: order.append("A") or 2, "B": lambda: order.append("B")}
+    speeds = compare.alternate(work, rounds=4, seconds=1e-9, warmup=0)
+    assert "".join(order) == "ABBAABBA"
+    assert len(speeds["A"]) == len(speeds["B"]) == 4
+    with pytest.raises(ValueError, match="rounds must be 3 or more"):
+        compare.alternate(work, rounds=2)
+
+
+def _matmul():
+    a = np.random.default_rng(0).random((384, 384), dtype=np.float32)
+
+    def once():
+        np.matmul(a, a)
+    return once
+
+
+def _known_pair():
+    once = _matmul()
+    return {"once": once, "twice": lambda: (once(), once()) and None}
+
+
+def _busy(seconds, after):
+    """One core kept busy by another process for `seconds`, starting `after` seconds from now."""
+    def run():
+        spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        threading.Event().wait(seconds)
+        spin.kill()
+        spin.wait()
+    timer = threading.Timer(after, run)
+    timer.start()
+    return timer
+
+
+@pytest.mark.busy
+def test_on_a_quiet_machine_the_known_pair_gets_the_right_verdicts():
+    speeds = compare.alternate(_known_pair(), rounds=6, seconds=0.25)
+    found = compare.ratio(speeds["once"], speeds["twice"], ("once", "twice"), unit="calls/s")
+    assert found["verdict"] == "faster" and 1.6 < found["ratio"] < 2.5, found["text"]
+    one = _matmul()
+    speeds = compare.alternate({"A": one, "B": one}, rounds=6, seconds=0.25)
+    assert compare.ratio(speeds["A"], speeds["B"], NAMES)["verdict"] in ("same", "inconclusive")
+
+
+@pytest.mark.busy
+def test_with_one_core_busy_for_part_of_the_time_the_verdict_is_right_or_inconclusive():
+    for after in (0.5, 1.5):  # the other process starts early or midway, for 1.5 s
+        timer = _busy(1.5, after)
+        speeds = compare.alternate(_known_pair(), rounds=6, seconds=0.25)
+        timer.join()
+        found = compare.ratio(speeds["once"], speeds["twice"], ("once", "twice"))
+        assert found["verdict"] in ("faster", "inconclusive"), found["text"]
+        if found["verdict"] == "faster":
+            assert found["low"] < 2.5 and found["high"] > 1.6, found["text"]
