@@ -4,8 +4,6 @@ their 95 % interval and verdict, longer training, and tables beside the source's
 import math
 import statistics
 
-import numpy as np
-
 from . import published
 from .compare import t_quantile
 from .ladder import CHANGES, PAIRS

@@ -166,15 +166,16 @@ def limits(path=None):
     cpu = hardware.cpu_info()["model"]
     if path.exists():
         stored = json.loads(path.read_text())
-        if stored.get("hardware", {}).get("cpu", {}).get("model") == cpu:
+        where = stored.get("hardware", {}).get("cpu", {}).get("model")
+        if where == cpu:
             return stored
-        print(f"{path.name} was measured on {stored.get('hardware', {}).get('cpu', {}).get('model')}"
-              f", not on this {cpu}: measuring this machine's limits now.")
+        print(f"{path.name} was measured on {where}, not on this {cpu}: measuring now.")
     else:
         print("Notebook 00 has not run here: measuring this machine's limits now.")
     s = config.settings("matmul")
-    found = {"matmul_gflops": {f"{d} {t}": (list(s.sizes), [matmul_flops(
-        n, t, d, s.repeats) / 1e9 for n in s.sizes]) for d in devices() for t in supported_dtypes(d)},
+    found = {"matmul_gflops": {
+        f"{d} {t}": (list(s.sizes), [matmul_flops(n, t, d, s.repeats) / 1e9 for n in s.sizes])
+        for d in devices() for t in supported_dtypes(d)},
         "bandwidth_gbs": {d: copy_bandwidth(s.copy_mb, d, s.repeats) / 1e9 for d in devices()},
         "hardware": hardware.describe()}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +191,7 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     best = max(gflops) * 1e9
     now = max(matmul_flops(sizes[gflops.index(max(gflops))], dtype, device, 1)
               for _ in range(tries))
-    for label, (sizes, gflops) in stored["matmul_gflops"].items():
+    for label, (_, gflops) in stored["matmul_gflops"].items():
         d, t = label.split()
         _STORED[(d, t)] = max(_STORED.get((d, t), 0.0), max(gflops) * 1e9)
     for d, gbs in stored["bandwidth_gbs"].items():

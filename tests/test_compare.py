@@ -5,10 +5,10 @@ import subprocess
 import sys
 import threading
 
+from helpers import compare
+
 import numpy as np
 import pytest
-
-from helpers import compare
 
 NAMES = ("A", "B")
 
