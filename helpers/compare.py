@@ -24,23 +24,24 @@ def t_quantile(p, df):
     return float(np.interp(p, cdf, t))
 
 
-def alternate(work, rounds=6, seconds=1.0, warmup=1):
-    """Speeds of each call in `work` ({name: call returning the units it did, or None for 1}),
-    per round: every round runs each call for about `seconds`, in reversed order every other
-    round (notebook 00)."""
+def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):
+    """Speeds (units/s) of each call in `work` ({name: call}, each call doing `units` of work,
+    or {name: units}) per round: every round runs each call for about `seconds`, the order
+    reversed every other round, so a change in the machine's load meets all alike (notebook 00)."""
     if rounds < 3 or seconds <= 0:
         raise ValueError(f"rounds must be 3 or more and seconds positive; got {rounds}, {seconds}.")
+    units = units if isinstance(units, dict) else dict.fromkeys(work, units)
     for call in work.values():
         for _ in range(warmup):  # compiling, caches, the first batch: time none of it
             call()
     speeds = {name: [] for name in work}
     for r in range(rounds):
         for name in list(work)[:: 1 if r % 2 == 0 else -1]:
-            units, elapsed, start = 0, 0.0, time.perf_counter()
+            calls, elapsed, start = 0, 0.0, time.perf_counter()
             while elapsed < seconds:  # at least one call
-                units += work[name]() or 1
-                elapsed = time.perf_counter() - start
-            speeds[name].append(units / elapsed)
+                work[name]()
+                calls, elapsed = calls + 1, time.perf_counter() - start
+            speeds[name].append(units[name] * calls / elapsed)
     return speeds
 
 

@@ -49,10 +49,11 @@ def test_a_small_but_steady_difference_is_not_called_the_same():
 
 def test_alternate_reverses_the_order_every_other_round_and_counts_units():
     order = []
-    work = {"A": lambda: order.append("A") or 2, "B": lambda: order.append("B")}
-    speeds = compare.alternate(work, rounds=4, seconds=1e-9, warmup=0)
-    assert "".join(order) == "ABBAABBA"
+    work = {"A": lambda: order.append("A"), "B": lambda: order.append("B")}
+    speeds = compare.alternate(work, {"A": 32, "B": 1}, rounds=4, seconds=1e-9, warmup=0)
+    assert "".join(order) == "ABBAABBA"  # one call each: the clock ran past 1 ns
     assert len(speeds["A"]) == len(speeds["B"]) == 4
+    assert all(a > 16 * b for a, b in zip(speeds["A"], speeds["B"]))  # 32 pictures a call
     with pytest.raises(ValueError, match="rounds must be 3 or more"):
         compare.alternate(work, rounds=2)
 
@@ -67,7 +68,7 @@ def _matmul():
 
 def _known_pair():
     once = _matmul()
-    return {"once": once, "twice": lambda: (once(), once()) and None}
+    return {"once": once, "twice": lambda: (once(), once())}
 
 
 def _busy(seconds, after):
