@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-__all__ = ["SAME_WITHIN", "alternate", "ratio", "t_quantile"]
+__all__ = ["SAME_WITHIN", "alternate", "interval", "ratio", "t_quantile", "timed_block"]
 
 SAME_WITHIN = 0.10  # two speeds whose whole interval lies within 10 % either way are "the same"
 
@@ -24,12 +24,22 @@ def t_quantile(p, df):
     return float(np.interp(p, cdf, t))
 
 
+def timed_block(call, seconds):
+    """How many times `call` ran in about `seconds` (at least once), and the seconds it took
+    (notebook 00)."""
+    calls, elapsed, start = 0, 0.0, time.perf_counter()
+    while elapsed < seconds:
+        call()
+        calls, elapsed = calls + 1, time.perf_counter() - start
+    return calls, elapsed
+
+
 def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):
-    """Speeds (units/s) of each call in `work` ({name: call}, each call doing `units` of work,
-    or {name: units}) per round: every round runs each call for about `seconds`, the order
-    reversed every other round, so a change in the machine's load meets all alike (notebook 00)."""
+    """Speeds (units/s) per round of each call in `work` ({name: call}, each call doing `units`
+    of work, or {name: units}), in alternation, the order reversed every other round
+    (notebook 00)."""
     if rounds < 3 or seconds <= 0:
-        raise ValueError(f"rounds must be 3 or more and seconds positive; got {rounds}, {seconds}.")
+        raise ValueError(f"rounds must be 3 or more and seconds positive: {rounds}, {seconds}.")
     units = units if isinstance(units, dict) else dict.fromkeys(work, units)
     for call in work.values():
         for _ in range(warmup):  # compiling, caches, the first batch: time none of it
@@ -37,33 +47,34 @@ def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):
     speeds = {name: [] for name in work}
     for r in range(rounds):
         for name in list(work)[:: 1 if r % 2 == 0 else -1]:
-            calls, elapsed, start = 0, 0.0, time.perf_counter()
-            while elapsed < seconds:  # at least one call
-                work[name]()
-                calls, elapsed = calls + 1, time.perf_counter() - start
-            speeds[name].append(units[name] * calls / elapsed)
+            calls, taken = timed_block(work[name], seconds)
+            speeds[name].append(units[name] * calls / taken)
     return speeds
 
 
-def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
-    """How many times as fast `a` is as `b` (speeds from the same rounds of `alternate`), with a
-    `level` t-interval over the per-round ratios, and the verdict (notebook 00)."""
+def interval(a, b, level=0.95):
+    """The ratio a/b of two speeds from the same rounds: low end, middle and high end of its
+    `level` t-interval over the per-round ratios, and their spread (notebook 00)."""
     logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
     mean, spread = statistics.mean(logs), statistics.stdev(logs)
     half = t_quantile(0.5 + level / 2, len(logs) - 1) * spread / math.sqrt(len(logs))
-    low, mid, high = (math.exp(mean + k * half) for k in (-1, 0, 1))
-    head = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
-            f"{unit} ({len(logs)} rounds)")
+    return math.exp(mean - half), math.exp(mean), math.exp(mean + half), math.expm1(spread)
+
+
+def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
+    """The verdict on speeds `a` and `b` from `alternate`: "faster", "slower", "same" or
+    "inconclusive", the interval it rests on, and one line that says it (notebook 00)."""
+    low, mid, high, spread = interval(a, b, level)
+    first = mid >= 1  # the faster one is named first, and its interval with it
+    fast, slow, lo, hi = (*names, low, high) if first else (*names[::-1], 1 / high, 1 / low)
     if 1 / (1 + same) <= low and high <= 1 + same:
-        kind, text = "same", f"the same within {100 * same:.0f} % (interval {low:.2f}-{high:.2f}x)"
-    elif low > 1 or high < 1:
-        fast, k, lo, hi = (names[0], mid, low, high) if low > 1 else (names[1], 1 / mid,
-                                                                       1 / high, 1 / low)
-        kind, text = "faster" if low > 1 else "slower", (
-            f"{fast} is {k:.2f}x as fast (interval {lo:.2f}-{hi:.2f}x)")
+        kind, says = "same", f"the same within {100 * same:.0f} %"
+    elif lo > 1:
+        kind, says = "faster" if first else "slower", f"{fast} is {max(mid, 1 / mid):.2f}x as fast"
     else:
-        kind, text = "inconclusive", (
-            f"inconclusive: the machine's speed changed by more than the difference (spread "
-            f"{100 * math.expm1(spread):.0f} %); rerun when it is quieter")
-    return {"verdict": kind, "ratio": mid, "low": low, "high": high,
-            "spread": math.expm1(spread), "text": f"{head}: {text}"}
+        kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
+                                      "difference; rerun when it is quieter")
+    text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
+            f"{unit}, {len(a)} rounds: {says} ({fast}/{slow} {lo:.2f}-{hi:.2f}, spread "
+            f"{100 * spread:.0f} %)")
+    return {"verdict": kind, "ratio": mid, "low": low, "high": high, "spread": spread, "text": text}
