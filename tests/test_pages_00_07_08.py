@@ -1,7 +1,7 @@
 """What notebooks 00, 07 and 08 write out on the page is the code later notebooks import from
 the helpers (tests/page_source.py: the d2l `#@save` idea)."""
 
-from helpers import data, keras2_loader, models, peak, timing
+from helpers import compare, data, keras2_loader, models, peak, timing
 
 import pytest
 from page_source import defined_on_page, helper_source
@@ -10,6 +10,10 @@ ON_PAGE = [  # notebook, the helper it writes out
     ("00_setup_and_hardware", timing.first_and_median),
     ("00_setup_and_hardware", timing.wait_for),
     ("00_setup_and_hardware", peak.matmul_flops),
+    ("00_setup_and_hardware", compare.timed_block),
+    ("00_setup_and_hardware", compare.alternate),
+    ("00_setup_and_hardware", compare.interval),
+    ("00_setup_and_hardware", compare.ratio),
     ("07_input_pipeline", keras2_loader.keras2_picture),
     ("07_input_pipeline", keras2_loader.PillowBatches),
     ("07_input_pipeline", data.image_pipeline),

@@ -3,8 +3,9 @@
     python -m tools.run_course                  # profile `sample`, all notebooks
     python -m tools.run_course --profile smoke 00 03
 
-Writes build/<name>.ipynb and build/<name>.html, prints each notebook's wall time, and
-records the times in build/run.json after every notebook; build/index.html links everything.
+Writes build/<name>.ipynb and build/<name>.html, prints each notebook's wall time and how much
+of the CPU other programs took meanwhile (a busy machine takes longer), and records both in
+build/run.json after every notebook; build/index.html links everything.
 A notebook already built in this profile (its executed copy newer than the notebook and
 every helpers/ file) is reused, so a run cut short goes on where it stopped; --force
 (make course FORCE=1) runs every notebook again.
@@ -14,6 +15,7 @@ import argparse
 import html
 import json
 import os
+import resource
 import sys
 import time
 
@@ -40,6 +42,28 @@ def execute(path, profile, timeout=3600, nb=None):
                        resources={"metadata": {"path": str(NOTEBOOKS)}},
                        on_cell_executed=lambda **_: bar.update(1)).execute()
     return nb
+
+
+def cpu_seconds():
+    """CPU seconds the whole machine has been busy (Linux's /proc/stat; None elsewhere), and
+    those of this process and its finished children (the notebook's kernel and its workers)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None, 0.0
+    busy = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # not idle/iowait
+    mine = sum(getattr(resource.getrusage(who), t) for who in (resource.RUSAGE_SELF,
+               resource.RUSAGE_CHILDREN) for t in ("ru_utime", "ru_stime"))
+    return busy, mine
+
+
+def others_share(before, after, seconds):
+    """The share of all cores that other programs kept busy between two `cpu_seconds()`."""
+    if before[0] is None or after[0] is None or seconds <= 0:
+        return None
+    others = (after[0] - before[0]) - (after[1] - before[1])
+    return max(0.0, min(1.0, others / (seconds * (os.cpu_count() or 1))))
 
 
 def deck_link(name):
@@ -98,7 +122,7 @@ def main():
             print(f"{path.stem:<40} {args.profile:<7} reused: built after its last change "
                   "(--force or FORCE=1 runs it again)", flush=True)
             continue
-        start, status = time.perf_counter(), "ok"
+        start, status, cpu = time.perf_counter(), "ok", cpu_seconds()
         nb = nbformat.read(path, as_version=4)
         try:
             execute(path, args.profile, nb=nb)
@@ -106,14 +130,19 @@ def main():
             status, failed = "failed", failed + 1
             print(f"{path.name}: FAILED\n{str(e)[-2000:]}", file=sys.stderr)
         seconds = time.perf_counter() - start
+        others = others_share(cpu, cpu_seconds(), seconds)
         nbformat.write(nb, BUILD / path.name)
         body, _ = HTMLExporter().from_notebook_node(nb)
         (BUILD / f"{path.stem}.html").write_text(body)
         titles = [c.source.splitlines()[0][2:] for c in nb.cells
                   if c.cell_type == "markdown" and c.source.startswith("# ")]
         runs.append({"name": path.stem, "title": (titles or [path.stem])[0],
-                     "profile": args.profile, "seconds": seconds, "status": status})
-        print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}", flush=True)
+                     "profile": args.profile, "seconds": seconds, "status": status,
+                     "others_cpu_share": others})
+        busy = ": a busy machine takes longer" if others and others > 0.1 else ""
+        load = ("" if others is None else
+                f"  (other programs used {others:.0%} of the {os.cpu_count()} cores{busy})")
+        print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}{load}", flush=True)
         # saved after every notebook: a run cut short keeps what it finished
         write_json(BUILD / "run.json", merge_runs(BUILD / "run.json", runs))
     ran = [r for r in runs if r not in earlier]
