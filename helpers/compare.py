@@ -66,7 +66,7 @@ def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
     "inconclusive", the interval it rests on, and one line that says it (notebook 00)."""
     low, mid, high, spread = interval(a, b, level)
     first = mid >= 1  # the faster one is named first, and its interval with it
-    fast, slow, lo, hi = (*names, low, high) if first else (*names[::-1], 1 / high, 1 / low)
+    fast, lo, hi = (names[0], low, high) if first else (names[1], 1 / high, 1 / low)
     if 1 / (1 + same) <= low and high <= 1 + same:
         kind, says = "same", f"the same within {100 * same:.0f} %"
     elif lo > 1:
@@ -75,6 +75,6 @@ def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
         kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
                                       "difference; rerun when it is quieter")
     text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
-            f"{unit}, {len(a)} rounds: {says} ({fast}/{slow} {lo:.2f}-{hi:.2f}, spread "
-            f"{100 * spread:.0f} %)")
+            f"{unit}, {len(a)} rounds: {says} ({100 * level:.0f} % interval {lo:.2f}-{hi:.2f}x, "
+            f"spread {100 * spread:.0f} %)")
     return {"verdict": kind, "ratio": mid, "low": low, "high": high, "spread": spread, "text": text}
