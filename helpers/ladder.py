@@ -84,6 +84,8 @@ def record(step, seed, model, epochs, pipelines):
         "train_accuracy": epochs[-1]["accuracy"] if epochs else None,
         "val_accuracy_per_epoch": [e["val_accuracy"] for e in epochs],
         "train_accuracy_per_epoch": [e["accuracy"] for e in epochs],
+        "loss_per_epoch": [e["loss"] for e in epochs],
+        "nonfinite_weights_per_epoch": [e.get("nonfinite_weights") for e in epochs],
         "params": model.count_params(),
         "images_per_s": statistics.median(rates[1:] or rates) if rates else None,
         "images_per_s_per_epoch": rates, "epochs": len(epochs),

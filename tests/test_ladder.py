@@ -112,6 +112,7 @@ def test_training_one_step_gives_a_complete_record(profile, tmp_path):
     assert record["params"] == PARAMS["2b"] and record["image_size"] == 64
     assert 0.0 <= record["val_accuracy"] <= 1.0 and record["images_per_s"] > 0
     assert record["profile"] == "smoke" and "keras" in record["versions"]
+    assert record["nonfinite_weights_per_epoch"] == [0] and len(record["loss_per_epoch"]) == 1
     path = ladder.save([record], tmp_path / "run.json")
     stored = json.loads(path.read_text())
     assert stored["records"][0]["seed"] == 7 and "cpu" in stored["machine"]

@@ -143,3 +143,42 @@ def test_same_seed_gives_identical_smoke_training_on_cpu(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     first, second = json.loads(out.stdout.strip().splitlines()[-1])
     assert first == second and len(first["loss"]) == 2
+
+
+def _exploding(tmp_path):
+    """A tiny regression net whose learning rate drives its weights to infinity and NaN."""
+    import keras
+    import tensorflow as tf
+
+    x = np.random.default_rng(0).random((64, 4), dtype=np.float32) * 100
+    ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1] * 50)).batch(16)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(1e12), "mse")
+    return model, ds
+
+
+def test_weights_that_turn_nan_stop_training_with_a_message(tmp_path):
+    model, ds = _exploding(tmp_path)
+    with pytest.raises(FloatingPointError, match=r"Training stopped after epoch 1: \d+ weights? "
+                       r"and \d+ optimizer values? NaN or infinite"):
+        training.fit(model, ds, epochs=5, verbose=0)
+    model, ds = _exploding(tmp_path)
+    history, _ = training.fit(model, ds, epochs=5, verbose=0, on_nonfinite="stop")
+    assert len(history.history["loss"]) == 1  # stopped after the first epoch
+    assert history.history["nonfinite_weights"][0] > 0
+
+
+def test_nan_weights_are_found_where_the_loss_looks_finite():
+    import keras
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, activation="sigmoid")])
+    model.compile("adam", "binary_crossentropy")
+    kernel = model.layers[0].kernel
+    kernel.assign(np.array([[np.nan], [1.0]], dtype="float32"))
+    assert training.nonfinite(model.weights) == 1
+    check = training.FiniteCheck()
+    check.set_model(model)
+    logs = {"loss": 0.6931}  # ln 2: what Keras logged for the NaN networks of notebook 09
+    check.on_epoch_end(0, logs)
+    assert logs["nonfinite_weights"] == 1 and model.stop_training
+    assert "1 weight and 0 optimizer values NaN" in check.problem

@@ -52,8 +52,9 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
     resumed = bool(epoch_log(log))
     folder_key = hashlib.sha1(str(Path(out).resolve()).encode()).hexdigest()[:8]
     logger = keras.callbacks.CSVLogger(str(log), append=True)
+    # a run whose weights turn NaN stops there and is recorded as such (its per-epoch counts)
     model, _ = ladder.train(step, seed, s, root, name=f"ladder_{folder_key}_{target.stem}",
-                            verbose=2, callbacks=[logger, *callbacks])
+                            verbose=2, callbacks=[logger, *callbacks], on_nonfinite="stop")
     pipelines = ladder.datasets(model.input_shape[1], s, root)  # cached: not decoded again
     record = ladder.record(step, seed, model, epoch_log(log), pipelines)
     record.update(resumed=resumed, data=data.shown(root) if root else None, command=command)
