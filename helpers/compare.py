@@ -65,16 +65,16 @@ def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
     """The verdict on speeds `a` and `b` from `alternate`: "faster", "slower", "same" or
     "inconclusive", the interval it rests on, and one line that says it (notebook 00)."""
     low, mid, high, spread = interval(a, b, level)
-    first = mid >= 1  # the faster one is named first, and its interval with it
-    fast, lo, hi = (names[0], low, high) if first else (names[1], 1 / high, 1 / low)
+    within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
+    kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
+                                  f"difference; rerun when it is quieter ({within}")
     if 1 / (1 + same) <= low and high <= 1 + same:
-        kind, says = "same", f"the same within {100 * same:.0f} %"
-    elif lo > 1:
-        kind, says = "faster" if first else "slower", f"{fast} is {max(mid, 1 / mid):.2f}x as fast"
-    else:
-        kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
-                                      "difference; rerun when it is quieter")
+        kind, says = "same", f"the same within {100 * same:.0f} % ({within}"
+    elif low > 1:
+        kind, says = "faster", f"{names[0]} is {mid:.2f}x as fast ({low:.2f}-{high:.2f}x"
+    elif high < 1:
+        kind, says = "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({1/high:.2f}-{1/low:.2f}x"
     text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
-            f"{unit}, {len(a)} rounds: {says} ({100 * level:.0f} % interval {lo:.2f}-{hi:.2f}x, "
-            f"spread {100 * spread:.0f} %)")
+            f"{unit}, {len(a)} rounds: {says}, {100 * level:.0f} % interval; spread "
+            f"{100 * spread:.0f} %)")
     return {"verdict": kind, "ratio": mid, "low": low, "high": high, "spread": spread, "text": text}
