@@ -1,5 +1,7 @@
 """helpers.peak: FLOPs per picture (two methods), the measured peak, published peaks."""
 
+import json
+
 from helpers import bench, models, peak
 from helpers.published import GPU_DATASHEETS
 
@@ -125,3 +127,35 @@ def test_datasheet_balance_points_of_the_v100():
     assert judged["float32 / this CPU's float32"] == "1.0x: within 3x"
     assert judged["16-bit / this CPU's float32"] == "8.0x: more than 3x higher"
     assert len(peak.datasheet_balance_points()) == len(GPU_DATASHEETS)
+
+
+def _limits(gflops, gbs, cpu):
+    return {"matmul_gflops": {"cpu:0 float32": ([512, 1024], gflops)},
+            "bandwidth_gbs": {"cpu:0": gbs}, "hardware": {"cpu": {"model": cpu}}}
+
+
+def test_a_busy_rerun_of_notebook_00_never_lowers_the_stored_roofs(tmp_path):
+    path = tmp_path / "limits.json"
+    assert peak.save_limits(_limits([100.0, 200.0], 20.0, "X"), path) == []
+    kept = peak.save_limits(_limits([60.0, 90.0], 25.0, "X"), path)  # busier multiply
+    stored = json.loads(path.read_text())
+    assert kept == ["cpu:0 float32"] and max(stored["matmul_gflops"]["cpu:0 float32"][1]) == 200
+    assert stored["bandwidth_gbs"]["cpu:0"] == 25.0  # the faster copy of this run
+    peak.save_limits(_limits([60.0, 90.0], 10.0, "another CPU"), path)  # another machine
+    assert max(json.loads(path.read_text())["matmul_gflops"]["cpu:0 float32"][1]) == 90
+
+
+def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
+    for cache in ("_STORED", "_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
+        monkeypatch.setattr(peak, cache, {})
+    stored = _limits([100.0, 200.0], 20.0, "X")
+    for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: other work is sharing"),
+                      (1.0, "at 100 % of the speed notebook 00 measured: about as free as then"),
+                      (1.3, "at 130 %"), (0.9, "at 90 %")):
+        monkeypatch.setattr(peak, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
+        share, line = peak.speed_now(stored)
+        assert share == pytest.approx(now) and says in line
+    monkeypatch.setattr(peak, "matmul_flops", lambda *a, **k: 50e9)  # busy now
+    monkeypatch.setattr(peak, "copy_bandwidth", lambda *a, **k: 5e9)
+    assert peak.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == 200e9  # 00's best
+    assert peak.measured_bandwidth("cpu:0", 64) >= 20e9
