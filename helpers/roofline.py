@@ -101,13 +101,25 @@ def predictions(names, device_roofs):
     return pd.DataFrame(rows)
 
 
-def reading(ratio, short=False, bound="compute"):
+def _why_above(bound="compute", speed_now=None):
+    """Why a run beat its roof: the roofs, where `speed_now` (peak.speed_now's share) says the
+    machine ran faster than when notebook 00 measured it, else the prediction (notebook 08)."""
+    if speed_now is not None and speed_now > 1.15:  # peak.speed_now's line: "00 ran ... busier"
+        return ("the machine runs faster today than when notebook 00 measured its roofs, so they "
+                "can still be low: run notebook 00 again on a quiet machine")
+    work, roof = ("FLOP", "multiply") if bound == "compute" else ("byte", "copy")
+    return (f"the roofs are the fastest {roof} this machine has shown, so the prediction is "
+            f"wrong: its {work} count is more than the step did"
+            + (" (3x the forward pass counts an input gradient the first layer never computes)"
+               if bound == "compute" else "") + f", or a kernel beat the measured {roof}")
+
+
+def reading(ratio, short=False, bound="compute", speed_now=None):
     """What a measured / predicted ratio says, in words; `bound`: the roof that bound the
-    prediction (notebook 08)."""
+    prediction; `speed_now`: peak.speed_now's share, which says why a run beat it (notebook 08)."""
     limit = "arithmetic" if bound == "compute" else "memory bandwidth"
-    if ratio > 1.1:
-        return ("above the roof" if short else "above the roof: the roof was measured while other"
-                " programs slowed the machine more than during this run; measure it again")
+    if ratio > 1:  # the prediction is an upper bound, and the roofs the best seen
+        return "above the roof" if short else f"above the roof: {_why_above(bound, speed_now)}"
     if ratio >= 0.7:
         return "near the roof" if short else f"near the roof: {limit} set the pace"
     if ratio >= 0.3:
@@ -158,17 +170,18 @@ def table(found):
         for p in found])
 
 
-def summary(found):
-    """Runs above their roof, the run closest to its roof and the one furthest below, and
-    whether more arithmetic per picture came closer (notebook 08)."""
+def summary(found, speed_now=None):
+    """Runs above their roof and why (`speed_now`: peak.speed_now's share), the run closest to
+    its roof and the one furthest below, and whether more arithmetic per picture came closer
+    (notebook 08)."""
     judged = [p for p in found if p["ratio"] is not None]
-    above = [p for p in judged if p["ratio"] > 1.1]
+    above = [p for p in judged if p["ratio"] > 1]
+    bound = "compute" if any(p.get("bound", "compute") == "compute" for p in above) else "memory"
     line = "" if not above else (
         "Above the roof: " + ", ".join(f"{p['label']} on {p['where']} ({share(p['ratio'])})"
                                        for p in above)
-        + "; the roof was measured while other programs slowed the machine more, so measure "
-          "again on a quiet machine. ")
-    judged = [p for p in judged if p["ratio"] <= 1.1]
+        + f"; {_why_above(bound, speed_now)}. ")
+    judged = [p for p in judged if p["ratio"] <= 1]
     if len(judged) < 2:
         return line + "Fewer than two runs under their roof to compare."
     best, worst = max(judged, key=lambda p: p["ratio"]), min(judged, key=lambda p: p["ratio"])
@@ -177,8 +190,8 @@ def summary(found):
              f"({share(worst['ratio'])}).")
     more = (best["flops_per_s"] / best["pictures_per_s"]) / (
         worst["flops_per_s"] / worst["pictures_per_s"])  # arithmetic per picture
-    if best["ratio"] < 1.2 * worst["ratio"]:
-        return line + " Within 20 % of each other: no run stands out."
+    if best["ratio"] < 1.2 * worst["ratio"]:  # single runs this close can swap on a busy machine
+        return line + " Their shares lie within 20 % of each other: no run stands out."
     if abs(more - 1) < 0.01:
         return line + (" Both do the same arithmetic per picture: their batch or device made "
                        "the difference, or the noise between runs.")

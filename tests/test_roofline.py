@@ -1,6 +1,8 @@
 """helpers.roofline: roofs, predictions from them, and the blog's V100 figures under its roof."""
 
-from helpers import models, peak, roofline
+import json
+
+from helpers import config, models, peak, roofline
 
 import keras
 import pytest
@@ -61,11 +63,34 @@ def test_a_record_becomes_a_point_with_its_prediction_and_share():
 
 
 def test_readings_follow_the_share_of_the_prediction():
-    assert [roofline.reading(r, short=True) for r in (1.3, 0.9, 0.5, 0.1)] == [
-        "above the roof", "near the roof", "below the roof", "far below the roof"]
+    assert [roofline.reading(r, short=True) for r in (1.3, 1.01, 0.9, 0.5, 0.1)] == [
+        "above the roof", "above the roof", "near the roof", "below the roof",
+        "far below the roof"]  # a prediction is an upper bound: just above it is above it
     assert "would take 45% of each step" in roofline.reading(0.45)
     assert roofline.reading(0.8, bound="memory") == "near the roof: memory bandwidth set the pace"
     assert (roofline.share(0.0023), roofline.share(0.11)) == ("0.2%", "11%")
+
+
+def test_a_run_above_its_roof_blames_the_prediction_unless_the_machine_is_faster_now():
+    # the roofs are notebook 00's best or better: above them, the FLOP count or the roof's
+    # multiply is wrong, unless peak.speed_now found the machine faster than 00 did
+    for now in (None, 0.5, 1.0):
+        assert "the prediction is wrong: its FLOP count" in roofline.reading(1.3, speed_now=now)
+    assert "a kernel beat the measured copy" in roofline.reading(1.3, bound="memory")
+    assert "run notebook 00 again" in roofline.reading(1.3, speed_now=1.4)
+    over = {"label": "net", "where": "cpu:0", "ratio": 1.2, "bound": "compute",
+            "pictures_per_s": 1.0, "flops_per_s": 1.0}
+    assert roofline.summary([over]).startswith("Above the roof: net on cpu:0 (120%); the "
+                                               "roofs are the fastest multiply")
+    assert "run notebook 00 again" in roofline.summary([over], speed_now=1.3)
+
+
+def test_every_recorded_bench_run_stays_under_its_compute_roof():
+    records = [json.loads(path.read_text()) for path in sorted(config.ROOT.glob("results/*.json"))]
+    runs = [r for r in records if "peak_share" in r]
+    assert runs, "no bench record in results/"
+    for r in runs:  # training FLOP/s over the record's own best multiply: at most 100 %
+        assert r["peak_share"] <= 1.0, (r["model"], r["date"], r["peak_share"])
 
 
 def test_the_summary_names_the_closest_and_the_furthest_and_what_they_compute():
@@ -80,7 +105,7 @@ def test_the_summary_names_the_closest_and_the_furthest_and_what_they_compute():
     assert "no run stands out" in roofline.summary([point("a", 0.5, 1), point("b", 0.45, 2)])
     busy = roofline.summary([point("fast", 1.5, 1e9), point("deep", 0.9, 5e9),
                              point("small", 0.3, 1e8)])
-    assert busy.startswith("Above the roof: fast on cpu:0 (150%); the roof was measured")
+    assert busy.startswith("Above the roof: fast on cpu:0 (150%); the roofs are the fastest")
     assert "Closest to its roof: deep on cpu:0 (90% of the prediction)" in busy
 
 
