@@ -9,7 +9,7 @@ import numpy as np
 from . import config, hardware, models, peak, results
 from .timing import step_stats, time_fit
 
-__all__ = ["MODELS", "build", "compare", "run", "synthetic_data"]
+__all__ = ["MODELS", "build", "run", "synthetic_data"]
 
 # name -> how to build it (augment=False when the input pipeline augments), classes, default batch
 MODELS = {
@@ -121,16 +121,3 @@ def _record(job, net, timed, usage, command):
             "hardware": hardware.describe(), "date": results.now(), "command": command,
             **watched}
 
-
-def compare(a, b, names, tolerance=0.10, unit="images/s"):
-    """Two measured speeds named `names` in one line: within `tolerance` of each other, or which
-    is how many times as fast (notebooks 07 and 08)."""
-    if a <= 0 or b <= 0:
-        raise ValueError(f"speeds must be positive, got {a} and {b}.")
-    ratio = a / b
-    if abs(ratio - 1) <= tolerance:
-        verdict = f"within {100 * tolerance:.0f} % of each other"
-    else:
-        faster, times = (names[0], ratio) if ratio > 1 else (names[1], 1 / ratio)
-        verdict = f"{faster} is {times:.2f}x as fast"
-    return f"{names[0]} {a:,.0f} vs {names[1]} {b:,.0f} {unit}: {verdict}"

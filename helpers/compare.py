@@ -55,6 +55,8 @@ def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):
 def interval(a, b, level=0.95):
     """The ratio a/b of two speeds from the same rounds: low end, middle and high end of its
     `level` t-interval over the per-round ratios, and their spread (notebook 00)."""
+    if min(a) <= 0 or min(b) <= 0:
+        raise ValueError(f"speeds must be positive; the lowest are {min(a)} and {min(b)}.")
     logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
     mean, spread = statistics.mean(logs), statistics.stdev(logs)
     half = t_quantile(0.5 + level / 2, len(logs) - 1) * spread / math.sqrt(len(logs))

@@ -157,14 +157,3 @@ def test_the_synthetic_path_needs_no_tensorflow():
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "36941568"
 
-
-def test_compare_says_within_the_tolerance_or_how_many_times_as_fast():
-    names = ("tf.data", "Python")
-    assert bench.compare(1050, 1000, names) == (
-        "tf.data 1,050 vs Python 1,000 images/s: within 10 % of each other")
-    assert bench.compare(1000, 1100, names).endswith("within 10 % of each other")
-    assert bench.compare(1500, 1000, names).endswith("tf.data is 1.50x as fast")
-    assert bench.compare(500, 1000, names).endswith("Python is 2.00x as fast")
-    assert bench.compare(1150, 1000, names, tolerance=0.2).endswith("within 20 % of each other")
-    with pytest.raises(ValueError, match="positive"):
-        bench.compare(0, 1000, names)

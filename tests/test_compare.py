@@ -48,6 +48,11 @@ def test_a_small_but_steady_difference_is_not_called_the_same():
     assert found["verdict"] == "faster" and found["ratio"] == pytest.approx(1.195, abs=0.01)
 
 
+def test_a_speed_of_zero_is_refused_with_a_reason():
+    with pytest.raises(ValueError, match="speeds must be positive; the lowest are 0 and 90"):
+        compare.ratio([100, 0, 100], [90, 95, 92], NAMES)
+
+
 def test_alternate_reverses_the_order_every_other_round_and_counts_units():
     order = []
     def step(name):
