@@ -17,7 +17,8 @@ def _busy_ms(spans):
 
 def read_profile(logdir):
     """The newest profile under `logdir`, in ms: steps and their time, the share spent waiting
-    for the next batch (IteratorGetNext), input threads at work, top ops (notebook 07)."""
+    for the next batch (IteratorGetNext), input threads at work, top ops and every op type's
+    time summed over the compute threads (notebooks 07, 09)."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     found = sorted(Path(logdir).glob("**/plugins/profile/*/*.xplane.pb"))
@@ -42,4 +43,5 @@ def read_profile(logdir):
                 ops[name.rsplit(":", 1)[-1]] += ms  # "scope/op:OpType" -> OpType
     return {"steps": steps, "step_ms": step_ms,
             "waiting_share": wait_ms / step_ms if step_ms else math.nan,
-            "input_busy_ms": _busy_ms(input_spans), "top_ops_ms": dict(ops.most_common(8))}
+            "input_busy_ms": _busy_ms(input_spans), "top_ops_ms": dict(ops.most_common(8)),
+            "ops_ms": dict(ops)}

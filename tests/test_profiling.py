@@ -16,5 +16,8 @@ def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
     assert summary["steps"] == 2 and summary["step_ms"] > 0
     assert 0 <= summary["waiting_share"] <= 1 and "Conv2D" in " ".join(summary["top_ops_ms"])
     assert 0 < summary["input_busy_ms"]
+    convs = sum(ms for op, ms in summary["ops_ms"].items() if "Conv2D" in op)
+    assert convs / sum(summary["ops_ms"].values()) > 0.1  # a large share, never all of it
+    assert set(summary["top_ops_ms"]) <= set(summary["ops_ms"])
     with pytest.raises(FileNotFoundError, match="profile_batch"):
         profiling.read_profile(tmp_path / "empty")
