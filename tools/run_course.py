@@ -141,7 +141,7 @@ def main():
                      "others_cpu_share": others})
         busy = ": a busy machine takes longer" if others and others > 0.1 else ""
         load = ("" if others is None else
-                f"  (other programs used {others:.0%} of the {os.cpu_count()} cores{busy})")
+                f"  (other programs used {100 * others:.0f} % of the {os.cpu_count()} cores{busy})")
         print(f"{path.stem:<40} {args.profile:<7} {seconds:7.1f} s  {status}{load}", flush=True)
         # saved after every notebook: a run cut short keeps what it finished
         write_json(BUILD / "run.json", merge_runs(BUILD / "run.json", runs))
