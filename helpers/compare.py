@@ -72,9 +72,9 @@ def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
                                   f"difference; rerun when it is quieter ({within}")
     if 1 / (1 + same) <= low and high <= 1 + same:
         kind, says = "same", f"the same within {100 * same:.0f} % ({within}"
-    elif low > 1:
+    elif round(low, 2) > 1:  # an interval printed as reaching 1.00 decides nothing
         kind, says = "faster", f"{names[0]} is {mid:.2f}x as fast ({low:.2f}-{high:.2f}x"
-    elif high < 1:
+    elif round(1 / high, 2) > 1:
         kind, says = "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({1/high:.2f}-{1/low:.2f}x"
     text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
             f"{unit}, {len(a)} rounds: {says}, {100 * level:.0f} % interval; spread "

@@ -188,17 +188,20 @@ def summary(found, speed_now=None):
     line += (f"Closest to its roof: {best['label']} on {best['where']} ({share(best['ratio'])} "
              f"of the prediction); furthest below: {worst['label']} on {worst['where']} "
              f"({share(worst['ratio'])}).")
-    more = (best["flops_per_s"] / best["pictures_per_s"]) / (
-        worst["flops_per_s"] / worst["pictures_per_s"])  # arithmetic per picture
+    per_picture = (best["flops_per_s"] / best["pictures_per_s"]) / (
+        worst["flops_per_s"] / worst["pictures_per_s"])
+    more = per_picture * (best.get("batch") or 1) / (worst.get("batch") or 1)  # per step
+    line += " One run each, not timed in alternation."
     if best["ratio"] < 1.2 * worst["ratio"]:  # single runs this close can swap on a busy machine
         return line + " Their shares lie within 20 % of each other: no run stands out."
     if abs(more - 1) < 0.01:
-        return line + (" Both do the same arithmetic per picture: their batch or device made "
-                       "the difference, or the noise between runs.")
+        return line + (" Both do the same arithmetic per step: their device made the "
+                       "difference, or the noise between runs.")
     if more > 1:
-        return line + (f" The closer one does {more:.1f}x the arithmetic per picture: fixed "
-                       "costs weigh less in a longer step.")
-    return line + (" The closer one does less arithmetic per picture: here something other "
+        return line + (f" The closer one does {more:.1f}x the arithmetic per step "
+                       f"({per_picture:.1f}x per picture): fixed costs weigh less in a longer "
+                       "step.")
+    return line + (" The closer one does less arithmetic per step: here something other "
                    "than the step's length decided.")
 
 

@@ -48,6 +48,13 @@ def test_a_small_but_steady_difference_is_not_called_the_same():
     assert found["verdict"] == "faster" and found["ratio"] == pytest.approx(1.195, abs=0.01)
 
 
+def test_an_interval_that_prints_as_reaching_one_decides_nothing(monkeypatch):
+    for low, high, verdict in ((1.003, 1.1, "inconclusive"), (1.006, 1.1, "faster"),
+                               (0.9, 0.996, "inconclusive"), (0.9, 0.994, "slower")):
+        monkeypatch.setattr(compare, "interval", lambda *a, lo=low, hi=high: (lo, 1, hi, 0.02))
+        assert compare.ratio([1, 1, 1], [1, 1, 1], NAMES, same=0.001)["verdict"] == verdict
+
+
 def test_a_speed_of_zero_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="speeds must be positive; the lowest are 0 and 90"):
         compare.ratio([100, 0, 100], [90, 95, 92], NAMES)

@@ -101,7 +101,11 @@ def test_the_summary_names_the_closest_and_the_furthest_and_what_they_compute():
     line = roofline.summary([point("deep", 0.9, 5e9), point("small", 0.3, 1e8)])
     assert line.startswith("Closest to its roof: deep on cpu:0 (90% of the prediction); "
                            "furthest below: small on cpu:0 (30%).")
-    assert "does 50.0x the arithmetic per picture" in line
+    assert "One run each, not timed in alternation. The closer one does 50.0x the arithmetic " \
+        "per step (50.0x per picture)" in line
+    bigger = dict(point("small", 0.3, 1e8), batch=4)
+    assert "does 12.5x the arithmetic per step (50.0x per picture)" in roofline.summary(
+        [dict(point("deep", 0.9, 5e9), batch=1), bigger])
     assert "no run stands out" in roofline.summary([point("a", 0.5, 1), point("b", 0.45, 2)])
     busy = roofline.summary([point("fast", 1.5, 1e9), point("deep", 0.9, 5e9),
                              point("small", 0.3, 1e8)])
