@@ -15,7 +15,6 @@ import argparse
 import html
 import json
 import os
-import resource
 import sys
 import time
 
@@ -52,6 +51,8 @@ def cpu_seconds():
             fields = [int(x) for x in f.readline().split()[1:]]
     except (OSError, ValueError):
         return None, 0.0
+    import resource  # Unix only; Windows stopped above, having no /proc/stat
+
     busy = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # not idle/iowait
     mine = sum(getattr(resource.getrusage(who), t) for who in (resource.RUSAGE_SELF,
                resource.RUSAGE_CHILDREN) for t in ("ru_utime", "ru_stime"))
