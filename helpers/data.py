@@ -4,6 +4,8 @@ class folders, the cat/dog splits, CIFAR-10, MNIST and the text sets."""
 import gzip
 import os
 import random
+import re
+import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -13,7 +15,15 @@ import psutil
 import tensorflow as tf
 
 from . import config
-from .images import check_images, is_hidden, plural, printable, read_picture, unused_line
+from .images import (
+    MAX_PIXELS,
+    check_images,
+    is_hidden,
+    plural,
+    printable,
+    read_picture,
+    unused_line,
+)
 from .sources import sample_path, source
 
 __all__ = ["cats_dogs", "cats_dogs_files", "cifar10", "image_pipeline", "imdb", "labelled_files",
@@ -24,6 +34,18 @@ __all__ = ["cats_dogs", "cats_dogs_files", "cifar10", "image_pipeline", "imdb", 
 CATS_DOGS_SPLITS = {"train": ("training_set", "train"), "validation": ("test_set", "validation")}
 # The tutorial's sizes per class: 4,000 training and 1,000 validation pictures (`full`).
 TUTORIAL_PER_CLASS = {"train": 4000, "validation": 1000}
+# Words in a class folder's name that say which animal it holds (any case), in English, German,
+# French, Italian, Spanish, Portuguese, Dutch, the Scandinavian languages, Polish, Czech, Turkish,
+# Finnish and Hungarian: label 0 is the cats' folder, label 1 the dogs' (p(dog), notebook 04).
+ANIMAL_WORDS = {
+    "cat": {"cat", "cats", "kitten", "kittens", "katze", "katzen", "kater", "chat", "chats",
+            "gatto", "gatti", "gato", "gatos", "kat", "katten", "katt", "katter", "katte", "kot",
+            "koty", "kočka", "kočky", "kedi", "kediler", "kissa", "kissat", "macska", "macskák"},
+    "dog": {"dog", "dogs", "puppy", "puppies", "hund", "hunde", "hunder", "chien", "chiens",
+            "cane", "cani", "perro", "perros", "cão", "cães", "cachorro", "cachorros", "hond",
+            "honden", "pies", "psy", "pes", "psi", "köpek", "köpekler", "koira", "koirat",
+            "kutya", "kutyák"},
+}
 
 
 def _class_names(folder):
@@ -32,11 +54,12 @@ def _class_names(folder):
 
 def shown(path):
     """A path relative to the course folder when inside it, printable (notebook 04)."""
+    path = Path(path)  # the folder resolved, not the file: a link loop must not stop a report
     try:
-        path = Path(path).resolve().relative_to(config.ROOT).as_posix()
+        path = (Path(os.path.realpath(path.parent)) / path.name).relative_to(config.ROOT)
     except ValueError:
-        path = str(path)
-    return printable(path)
+        pass
+    return printable(path.as_posix())
 
 
 def _examples(groups, root, most=3):
@@ -46,25 +69,33 @@ def _examples(groups, root, most=3):
     return text + ("; ..." if len(groups) > most else "")
 
 
-def _checked(root):
-    """(classes, their ImageReports) of the class folders of `root`; an error without two."""
-    classes = _class_names(root)
+def _checked(root, classes=None):
+    """(classes, their ImageReports) of the class folders of `root`, in label order (sorted
+    names unless `classes` is given); an error without two."""
+    classes = classes or _class_names(root)
     if len(classes) < 2:
         raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
                          f"found {classes or 'none'}.")
-    return classes, [check_images(Path(root) / name) for name in classes]
+    return classes, [check_images(Path(root) / name, root) for name in classes]
 
 
-def _read_classes(root):
+def _read_classes(root, classes=None):
     """(paths, labels, classes, digests, what the check did) of the usable pictures in class
     folders; prints every file and folder not used, and why."""
-    classes, reports = _checked(root)
+    classes, reports = _checked(root, classes)
     paths, labels, digests = [], [], {}
     for label, (name, report) in enumerate(zip(classes, reports)):
         for path, why in report.bad:
             print(f"Skipped {shown(path)}: {why}")
         if report.unused or report.hidden:
             print(f"{shown(root / name)}: {unused_line(report.unused, report.hidden)}")
+        large = [(path, re.search(r"(\d+x\d+) pixels.*(1/\d+) scale", note).groups())
+                 for path, note in report.notes if "above the limit" in note]
+        if large:
+            print(f"{shown(root / name)}: {plural(len(large), 'picture')} above the limit of "
+                  f"{MAX_PIXELS:,} pixels, decoded at a reduced scale to stay under it: "
+                  + ", ".join(f"{printable(p.name)} ({size} at {scale})"
+                              for p, (size, scale) in large[:3]) + ", ..." * (len(large) > 3))
         if not report.good:
             raise ValueError(f"Class folder {root / name} has no usable images.")
         paths += [str(p) for p in report.good]
@@ -100,12 +131,40 @@ def _name_duplicates(root, paths, labels, digests):
               f"{_examples(clashing, root)}")
 
 
-def labelled_files(root, limit=None, seed=config.SEED, training=None):
+def _balanced(order, labels, limit):
+    """The first pictures of `order`, at most `limit` in all, as evenly spread over the classes
+    as their sizes allow (a small class gives its share to the others)."""
+    mine = defaultdict(list)
+    for i in order:
+        mine[labels[i]].append(i)
+    take, left = {}, limit
+    for n, label in enumerate(sorted(mine, key=lambda y: len(mine[y]))):
+        take[label] = min(len(mine[label]), left // (len(mine) - n))
+        left -= take[label]
+    kept = {i for label, ids in mine.items() for i in ids[:take[label]]}
+    return [i for i in order if i in kept]
+
+
+def _count_line(root, classes, labels, order, meanings, stats, limit=None, before=None):
+    """'<root>: N images in K classes (label 0 = cats/ (cat): 50 of 700, ...), <stats>'."""
+    counts, had = Counter(labels[i] for i in order), Counter(labels[i] for i in before or order)
+    per_class = ", ".join(
+        f"label {y} = {name}/{f' ({meanings[y]})' if meanings else ''}: {counts[y]}"
+        + (f" of {had[y]}" if counts[y] < had[y] else "") for y, name in enumerate(classes))
+    kept = f"limit={limit} kept up to an even share per class; " if before != order else ""
+    return (f"{shown(root)}: {len(order)} images in {len(classes)} classes ({per_class}), "
+            f"{kept}{stats}")
+
+
+def labelled_files(root, limit=None, seed=config.SEED, training=None, classes=None,
+                   meanings=None):
     """(paths, labels, class_names) of the usable images in class folders, shuffled by `seed`,
-    the first `limit`; prints the counts and every file not used (notebook 04). `training`:
-    {digest: path} of training pictures, left out here (they would flatter the accuracy)."""
+    at most `limit` (an even share per class where the folders allow); prints the label of each
+    class folder, the counts and every file not used (notebook 04). `classes`: the folder names in
+    label order (default: sorted), `meanings` beside them. `training`: {digest: path} of training
+    pictures, left out here (they would flatter the accuracy)."""
     root = Path(root)
-    paths, labels, classes, digests, stats = _read_classes(root)
+    paths, labels, classes, digests, stats = _read_classes(root, classes)
     _name_duplicates(root, paths, labels, digests)
     both = [p for p in paths if digests[p] in (training or {})]
     if both:
@@ -116,18 +175,28 @@ def labelled_files(root, limit=None, seed=config.SEED, training=None):
               + "; ..." * (len(both) > 3))
     dropped = set(both)
     order = [i for i, p in enumerate(paths) if p not in dropped]
+    _none_left(root, classes, labels, order, "are all copies of training pictures, left out")
     random.Random(seed).shuffle(order)
-    order = order[:limit] if limit else order
-    counts = Counter(labels[i] for i in order)
-    per_class = ", ".join(f"{name} {counts[label]}" for label, name in enumerate(classes))
-    print(f"{shown(root)}: {len(order)} images in {len(classes)} classes ({per_class}), {stats}")
+    every, order = order, _balanced(order, labels, limit) if limit else order
+    _none_left(root, classes, labels, order, f"were all left out by limit={limit}, fewer than "
+               "the classes: give limit= at least one picture per class")
+    print(_count_line(root, classes, labels, order, meanings, stats, limit, every))
     return [paths[i] for i in order], [labels[i] for i in order], classes
 
 
-def _digests(root):
+def _none_left(root, classes, labels, order, why):
+    """Refuse, naming the class folders, when a removal left a class without pictures."""
+    empty = sorted(set(range(len(classes))) - {labels[i] for i in order})
+    if empty:
+        names = ", ".join(f"{shown(root / classes[y])}/" for y in empty)
+        raise ValueError(f"No pictures left in {names}: its usable pictures {why}. A network "
+                         "cannot learn a class it never sees, nor be measured on one.")
+
+
+def _digests(root, classes=None):
     """{path: digest} of the usable pictures of class folders (cached checks; says if it
     checked files now)."""
-    _, reports = _checked(root)
+    _, reports = _checked(root, classes)
     decoded = sum(r.decoded for r in reports)
     if decoded:
         print(f"{shown(root)}: checked {decoded} files in {sum(r.seconds for r in reports):.1f} s "
@@ -176,26 +245,45 @@ def _split_folder(root, split):
         "each with one sub-folder per class (cats/, dogs/).")
 
 
-def _two_classes(folders):
-    """Refuse, naming every folder's classes, cat/dog folders that do not all hold the same
-    two classes: the network has one sigmoid."""
+def _animal(name):
+    """'cat' or 'dog' when a folder's name says so in one of ANIMAL_WORDS' languages, else None."""
+    words = set(re.findall(r"[^\W\d_]+", unicodedata.normalize("NFC", name).casefold()))
+    found = [animal for animal, known in ANIMAL_WORDS.items() if words & known]
+    return found[0] if len(found) == 1 else None
+
+
+def _cats_then_dogs(folders):
+    """The two class folders of each split, the cats' first (label 0) and the dogs' (label 1),
+    decided from their names; refuses, naming every folder, where it cannot tell. A cat/dog
+    network has one output, p(dog), so the order is part of its meaning."""
     found = {folder: _class_names(folder) for folder in folders}
     names = list(found.values())
-    if all(len(n) == 2 and n == names[0] for n in names):
-        return
     sides = "; ".join(f"{shown(folder)} holds {', '.join(n) or 'no class folders'}"
                       for folder, n in found.items())
-    only = sorted(set().union(*names) - set.intersection(*map(set, names)))
-    advice = (f"move {', '.join(f'{n}/' for n in only)} out, or rename folders so that every "
-              "split names the same two" if only else "keep two class folders, move the others out")
-    raise ValueError(f"A cat/dog network has one output (p(dog)), so it needs the same two class "
-                     f"folders in every split (their sorted names become labels 0 and 1): "
-                     f"{sides}. To fix it, {advice}.")
+    if not all(len(n) == 2 for n in names):
+        only = sorted(set().union(*names) - set.intersection(*map(set, names)))
+        advice = (f"move {', '.join(f'{n}/' for n in only)} out" if only
+                  else "keep two class folders, move the others out")
+        raise ValueError(f"A cat/dog network has one output (p(dog)), so it needs two class "
+                         f"folders in every split, one of cats and one of dogs: {sides}. "
+                         f"To fix it, {advice}.")
+    order = {}
+    for folder, pair in found.items():
+        animals = {_animal(name): name for name in pair}
+        if set(animals) != {"cat", "dog"}:
+            raise ValueError(
+                f"Cannot tell which class folder of {shown(folder)} holds the cats and which the "
+                f"dogs: {pair[0]}/ and {pair[1]}/ (label 0 must be the cats, 1 the dogs, as "
+                "p(dog) means). Rename them so that their names say it, e.g. cats/ and dogs/ "
+                "(Katzen/Hunde, chats/chiens, gatti/cani and gatos/perros work too).")
+        order[folder] = [animals["cat"], animals["dog"]]
+    return order
 
 
 def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
     """(paths, labels, classes) of one cat/dog split from `root`, COURSE_CATS_DOGS, the Kaggle
-    set (`full`) or the sample, the first `limit` after a seeded shuffle (notebooks 04, 07)."""
+    set (`full`) or the sample, at most `limit` after a seeded shuffle (notebooks 04, 07);
+    label 0 is the folder whose name says cats, 1 the dogs'."""
     root = root or os.environ.get("COURSE_CATS_DOGS")
     if not root:
         kind, folder = source("cats_dogs")
@@ -208,18 +296,20 @@ def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
         except FileNotFoundError:
             if name == split:
                 raise
-    _two_classes(folders.values())
+    order = _cats_then_dogs(folders.values())
     training = None
     if split == "validation" and "train" in folders:
-        training = {d: p for p, d in _digests(folders["train"]).items()}
-    return labelled_files(folders[split], limit, seed, training=training)
+        training = {d: p for p, d in _digests(folders["train"], order[folders["train"]]).items()}
+    return labelled_files(folders[split], limit, seed, training=training,
+                          classes=order[folders[split]], meanings=("cat", "dog"))
 
 
 def _kaggle_files(split, folder, limit, seed):
     """Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
     seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures."""
-    _two_classes([folder])
-    paths, labels, classes = labelled_files(folder, seed=seed)
+    classes = _cats_then_dogs([folder])[folder]
+    paths, labels, classes = labelled_files(folder, seed=seed, classes=classes,
+                                            meanings=("cat", "dog"))
     chosen = {"train": [], "validation": []}
     for label in range(len(classes)):
         mine = [i for i, y in enumerate(labels) if y == label]
@@ -227,7 +317,7 @@ def _kaggle_files(split, folder, limit, seed):
         chosen["validation"] += mine[:n_val]
         chosen["train"] += mine[n_val:n_val + TUTORIAL_PER_CLASS["train"]]
     if split == "validation":  # the same picture twice in PetImages: keep it out of validation
-        digests = _digests(folder)
+        digests = _digests(folder, classes)
         trained = {digests[paths[i]] for i in chosen["train"]}
         kept = [i for i in chosen["validation"] if digests[paths[i]] not in trained]
         if len(kept) < len(chosen["validation"]):
@@ -235,7 +325,10 @@ def _kaggle_files(split, folder, limit, seed):
                   f"{plural(len(chosen['validation']) - len(kept), 'picture')} also chosen for "
                   "training, which would flatter the accuracy measured here")
         chosen["validation"] = kept
-    picked = sorted(chosen[split])[:limit]
+        _none_left(folder, classes, labels, kept, "chosen for validation are all copies of "
+                   "pictures chosen for training")
+    picked = sorted(chosen[split])
+    picked = _balanced(picked, labels, limit) if limit else picked
     return [paths[i] for i in picked], [labels[i] for i in picked], classes
 
 

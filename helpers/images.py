@@ -3,6 +3,8 @@
 time. `decode_picture`, the one decoder, shows a picture as viewers do (EXIF-upright, on white).
 """
 
+import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -25,8 +27,11 @@ __all__ = ["check_image", "check_images", "decode_picture", "exif_orientation", 
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 # .jfif: the name Windows browsers give a saved JPEG
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
-CHECK_VERSION = 3  # raise it when check_image changes: cached verdicts are then redone
-MAX_PIXELS = 40_000_000  # larger pictures are refused before decoding (decompression bombs)
+CHECK_VERSION = 4  # raise it when check_image changes: cached verdicts are then redone
+# Most pixels decoded from one file (decompression bombs): a larger JPEG (a 48-200 MP phone photo)
+# is decoded at 1/2, 1/4 or 1/8 scale to stay under it; other larger pictures are refused.
+MAX_PIXELS = 40_000_000
+JPEG_SCALES = (1, 2, 4, 8)  # the reduced scales a JPEG decoder offers (libjpeg's DCT scaling)
 # Files that operating systems and apps put next to pictures, by name (lower case)
 _SYSTEM_FILES = {"thumbs.db": "Windows Thumbs.db", "desktop.ini": "Windows desktop.ini",
                  ".ds_store": "macOS .DS_Store"}
@@ -171,8 +176,27 @@ def decode_picture(contents):
     return _once(_decode, contents)
 
 
+def jpeg_scale(width, height):
+    """The smallest of JPEG_SCALES that brings a JPEG under MAX_PIXELS, None if none does."""
+    return next((s for s in JPEG_SCALES if -(-width // s) * -(-height // s) <= MAX_PIXELS), None)
+
+
+def _decode_jpeg(contents):
+    """A JPEG decoded at the smallest reduction of JPEG_SCALES that fits MAX_PIXELS."""
+    height, width = tf.unstack(tf.cast(tf.io.extract_jpeg_shape(contents)[:2], tf.int64))
+
+    def fits(s):
+        return -(-height // s) * -(-width // s) <= MAX_PIXELS
+
+    scales = [(fits(s), functools.partial(tf.io.decode_jpeg, contents, ratio=s))
+              for s in JPEG_SCALES[:-1]]
+    return tf.case(scales, default=lambda: tf.io.decode_jpeg(contents, ratio=JPEG_SCALES[-1]))
+
+
 def _decode(contents):
-    x = tf.io.decode_image(contents, expand_animations=False)  # channels as stored: 1 to 4
+    jpeg = tf.strings.substr(contents, 0, 3) == b"\xff\xd8\xff"
+    x = tf.cond(jpeg, lambda: _decode_jpeg(contents),  # channels as stored: 1 to 4
+                lambda: tf.io.decode_image(contents, expand_animations=False))
     channels = tf.shape(x)[-1]  # gray, gray + alpha, RGB, RGB + alpha
     orientation = _orientation(contents)
 
@@ -219,6 +243,25 @@ def _unidentified(path):
     return f"not an image ({kind}, {path.stat().st_size} bytes)"
 
 
+@contextlib.contextmanager
+def _pillow_limit(pixels):
+    """Pillow's decompression-bomb limit set to `pixels` while opening: opening reads only the
+    header, and the check applies MAX_PIXELS itself before anything is decoded."""
+    before, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, pixels
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
+
+
+def _too_large(fmt, size):
+    pixels = f"{size[0]}x{size[1]} pixels, limit {MAX_PIXELS:,}"
+    if fmt in ("JPEG", "MPO"):
+        return (f"too large to decode safely even at 1/{JPEG_SCALES[-1]} scale ({pixels}); "
+                "resize it first")
+    return f"too large to decode safely ({pixels}); resize it or save it as JPEG first"
+
+
 def _pillow_orientation(im):
     """The EXIF orientation tag as Pillow reads it, None if none or unreadable."""
     try:
@@ -240,16 +283,19 @@ def check_image(path):
     if path.stat().st_size == 0:
         return False, "empty file (0 bytes)"
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _pillow_limit(None):
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(path) as im:
                 fmt, mode, size = im.format, im.mode, im.size
                 frames = getattr(im, "n_frames", 1)
                 alpha = "A" in im.getbands() or "transparency" in im.info
                 orientation = _pillow_orientation(im)
-                if size[0] * size[1] > MAX_PIXELS:
-                    return False, (f"too large to decode safely ({size[0]}x{size[1]} pixels, "
-                                   f"limit {MAX_PIXELS:,}); resize it first")
+                scale = (jpeg_scale(*size) if fmt in ("JPEG", "MPO")
+                         else 1 if size[0] * size[1] <= MAX_PIXELS else None)
+                if scale is None:
+                    return False, _too_large(fmt, size)
+                if scale > 1:  # decoded at 1/2 to 1/8 scale, as the pipeline does
+                    im.draft(im.mode, (-(-size[0] // scale), -(-size[1] // scale)))
                 im.load()
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as e:
         return False, f"refused as a decompression bomb ({e})"
@@ -272,7 +318,8 @@ def check_image(path):
     if orientation in range(1, 9) and orientation != turned:
         return False, (f"its EXIF orientation {orientation} is stored where the pipeline does "
                        "not read it, so it would be used turned; save it upright as a JPEG")
-    notes = []
+    notes = [] if scale == 1 else [f"{size[0]}x{size[1]} pixels, above the limit of "
+                                   f"{MAX_PIXELS:,}: decoded at 1/{scale} scale"]
     expected = Image.registered_extensions().get(path.suffix.lower())
     if expected and fmt not in (expected, "MPO"):
         notes.append(f"{fmt} data in a {path.suffix} file")
@@ -289,13 +336,35 @@ def check_image(path):
     return True, "; ".join(notes)
 
 
-def _walk(folder):
-    """(pictures, other files, (hidden folder, files in it)) below `folder`, sorted; hidden
-    folders are not entered, link loops walked once."""
-    seen, pictures, others, hidden = set(), [], [], []
+def _inside(path, folder):
+    return os.path.commonpath([path, folder]) == folder
+
+
+def _stray_link(real, folder, root):
+    """Why a link to `real` is not followed, or None: a link may lead inside its class folder
+    or out of the data folder `root`, not elsewhere into it (all three real paths)."""
+    if root is None or _inside(real, folder) or not _inside(real, root):
+        return None
+    where = os.path.relpath(real, root)
+    target = "the data folder itself" if where == "." else printable(where)
+    return (f"a link to {target}, in the data folder but outside this class folder: its "
+            "pictures would be used twice or under this folder's label (a link may lead inside "
+            "its class folder or out of the data folder)")
+
+
+_AGAIN = "a link to a folder that is read anyway (its pictures would count twice)"
+
+
+def _walk(folder, root=None):
+    """(pictures, other files, (hidden folder, files in it), (link, why not followed)) below
+    `folder`, sorted; hidden folders are not entered, link loops and stray links named."""
+    seen, pictures, others, hidden, links = set(), [], [], [], []
+    top = os.path.realpath(folder)
+    root = root and os.path.realpath(root)
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         real = os.path.realpath(dirpath)
-        if real in seen:
+        if real in seen:  # reached twice through links from outside: read once
+            links.append((Path(dirpath), f"{_AGAIN}; not followed"))
             dirnames[:] = []
             continue
         seen.add(real)
@@ -303,10 +372,32 @@ def _walk(folder):
             inside = Path(dirpath) / name
             hidden.append((inside, sum(len(files) for _, _, files in os.walk(inside))))
         dirnames[:] = sorted(d for d in dirnames if not is_hidden(d))
+        for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            target = os.path.realpath(os.path.join(dirpath, name))
+            why = _stray_link(target, top, root) or (
+                "a link back to a folder that holds it (a link loop)" if _inside(real, target)
+                else _AGAIN if _inside(target, top) or target in seen else None)
+            if why:
+                links.append((Path(dirpath) / name, f"{why}; not followed"))
+                dirnames.remove(name)
         for name in sorted(filenames):
-            picture = not is_hidden(name) and Path(name).suffix.lower() in IMAGE_SUFFIXES
-            (pictures if picture else others).append(Path(dirpath) / name)
-    return pictures, others, hidden
+            path = Path(dirpath) / name
+            picture = not is_hidden(name) and path.suffix.lower() in IMAGE_SUFFIXES
+            why = picture and _stray_link(os.path.realpath(path), top, root)
+            if why:
+                links.append((path, why))
+            else:
+                (pictures if picture else others).append(path)
+    return pictures, others, hidden, links
+
+
+def _unreadable(path, error):
+    """Why `path` cannot be read: a link loop, a link into nowhere, or the system's reason."""
+    if error.errno == errno.ELOOP:
+        return "cannot be read: a link loop (links that lead back to each other); delete them"
+    if path.is_symlink():
+        return f"cannot be read: a link to {printable(os.readlink(path))}, which does not exist"
+    return f"cannot be read ({error.strerror or error})"
 
 
 def _verdict_file(folder):
@@ -333,26 +424,27 @@ def _save_verdicts(path, verdicts):
               "set COURSE_CACHE to a writable folder to check each file only once.")
 
 
-def check_images(folder):
+def check_images(folder, root=None):
     """An ImageReport on every file below `folder` (notebook 04); a file unchanged since its last
-    check (path, size, time) keeps its cached verdict."""
+    check (path, size, time) keeps its cached verdict. `root`: the data folder, which links from
+    `folder` may not lead into elsewhere (another class, a parent)."""
     start, folder = time.perf_counter(), Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of images.")
-    files, others, hidden = _walk(folder)
+    files, others, hidden, links = _walk(folder, root)
     cache = _verdict_file(folder)
     old = _load_verdicts(cache)
     if old.pop("version", None) != CHECK_VERSION:
         old = {}  # verdicts of an older check: check again
     verdicts = {"version": CHECK_VERSION}
-    report = ImageReport(unused=others, hidden=hidden)
+    report = ImageReport(unused=others, hidden=hidden, bad=links)
     for path in files:
         key = str(path)
         try:
             info = path.stat()
             stamp = [info.st_size, info.st_mtime_ns]
         except OSError as e:
-            report.bad.append((path, f"cannot be read ({e.strerror or e})"))
+            report.bad.append((path, _unreadable(path, e)))
             continue
         if old.get(key, [None])[:2] == stamp:
             ok, message, digest = old[key][2:]

@@ -279,16 +279,46 @@ def test_a_third_class_folder_is_refused_naming_both_splits(tmp_path, monkeypatc
         message = str(error.value)
         assert "training_set holds birds, cats, dogs" in message
         assert "test_set holds cats, dogs" in message and "move birds/ out" in message
+        assert "one of cats and one of dogs" in message
 
 
-def test_splits_whose_class_folders_have_other_names_are_refused(tmp_path, monkeypatch):
+@pytest.mark.parametrize("cats, dogs", [("cats", "Dogs"), ("Katzen", "Hunde"), ("gatti", "cani"),
+                                         ("my cats", "Perros"), ("Cat", "dog_photos")])
+def test_labels_follow_what_a_folder_name_means_not_how_it_sorts(tmp_path, monkeypatch, capsys,
+                                                                    cats, dogs):
+    # sorted, Dogs/ Hunde/ cani/ Perros/ come first: they would become label 0 and invert p(dog)
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    for split, name, n in (("train", cats, 3), ("train", dogs, 2), ("validation", cats, 1),
+                           ("validation", dogs, 1)):
+        for i in range(n):
+            write_jpeg(tmp_path / split / name / f"{i}.jpg", seed=hash((split, name, i)) % 999)
+    paths, labels, classes = data.cats_dogs_files("train", root=tmp_path)
+    assert classes == [cats, dogs]
+    assert sorted(labels) == [0, 0, 0, 1, 1]
+    assert all(Path(p).parent.name == classes[y] for p, y in zip(paths, labels))
+    out = capsys.readouterr().out
+    assert f"(label 0 = {cats}/ (cat): 3, label 1 = {dogs}/ (dog): 2)" in out
+
+
+def test_class_folders_whose_names_say_no_animal_are_refused_naming_both(tmp_path):
+    for name in ("foo", "bar"):
+        write_jpeg(tmp_path / "train" / name / "a.jpg")
+    with pytest.raises(ValueError, match=r"which the dogs: bar/ and foo/ .*Rename them"):
+        data.cats_dogs_files("train", root=tmp_path)
+    for name in ("cats", "cats_and_dogs"):  # one name says both: it cannot decide either
+        write_jpeg(tmp_path / "mixed" / "train" / name / "a.jpg")
+    with pytest.raises(ValueError, match=r"cats/ and cats_and_dogs/"):
+        data.cats_dogs_files("train", root=tmp_path / "mixed")
+
+
+def test_splits_may_name_their_folders_differently(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", train=2, test=0)
-    for name in ("cat", "dog"):  # paired by sorted position, these would pass silently
-        write_jpeg(root / "test_set" / name / f"{name}.1.jpg")
-    with pytest.raises(ValueError, match=r"training_set holds cats, dogs; .*test_set holds "
-                                         r"cat, dog\. To fix it, move cat/, cats/, dog/, dogs/"):
-        data.cats_dogs("train", root=root)
+    for i, name in enumerate(("Hund", "Katze")):  # paired by sorted position, labels swap
+        write_jpeg(root / "test_set" / name / f"{name}.1.jpg", seed=50 + i)
+    paths, labels, classes = data.cats_dogs_files("validation", root=root)
+    assert classes == ["Katze", "Hund"]
+    assert {Path(p).parent.name: y for p, y in zip(paths, labels)} == {"Katze": 0, "Hund": 1}
 
 
 def test_two_splits_with_the_same_three_classes_are_refused_for_a_one_output_network(tmp_path):
@@ -305,10 +335,12 @@ def test_a_general_class_folder_reports_its_classes_and_counts(tmp_path, capsys)
             write_jpeg(tmp_path / name / f"{i}.jpg", seed=10 * len(name) + i)
     paths, labels, classes = data.labelled_files(tmp_path)
     assert classes == ["apples", "bananas", "cherries"] and sorted(labels) == [0, 0, 1, 1, 1, 2]
-    assert "6 images in 3 classes (apples 2, bananas 3, cherries 1)" in capsys.readouterr().out
-    data.labelled_files(tmp_path, limit=2)
-    line = capsys.readouterr().out.splitlines()[-1]
-    assert "2 images in 3 classes" in line  # the counts are of the pictures used
+    assert ("6 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 3, "
+            "label 2 = cherries/: 1)") in capsys.readouterr().out
+    data.labelled_files(tmp_path, limit=5)
+    line = capsys.readouterr().out.splitlines()[-1]  # the counts are of the pictures used
+    assert ("5 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 2 of 3, "
+            "label 2 = cherries/: 1), limit=5 kept up to an even share per class") in line
 
 
 def test_a_validation_picture_that_is_also_a_training_picture_is_left_out(tmp_path, monkeypatch,
@@ -368,8 +400,9 @@ def test_kaggles_unsplit_folder_keeps_a_picture_chosen_for_training_out_of_valid
         (tmp_path / "PetImages" / "Cat" / f"{i}.jpg").write_bytes(same.read_bytes())
         write_jpeg(tmp_path / "PetImages" / "Dog" / f"{i}.jpg", seed=i)
     write_jpeg(tmp_path / "PetImages" / "Dog" / "0.jpg", seed=9)
-    paths, labels, classes = data.cats_dogs_files("validation")
-    assert classes == ["Cat", "Dog"] and labels == [1]  # the cat was held out, the dog kept
+    with pytest.raises(ValueError, match=r"No pictures left in .*PetImages/Cat/: its usable "
+                                         r"pictures chosen for validation are all copies"):
+        data.cats_dogs_files("validation")  # the cat held out would leave no cat to measure
     assert "not used for validation: 1 picture also chosen for training" in capsys.readouterr().out
-    train, _, _ = data.cats_dogs_files("train")
-    assert len(train) == 8
+    train, labels, classes = data.cats_dogs_files("train")
+    assert classes == ["Cat", "Dog"] and sorted(labels) == [0] * 4 + [1] * 4

@@ -1,6 +1,8 @@
 """helpers.images: every file of a messy folder is used or named with its reason."""
 
 import os
+import struct
+import zlib
 from pathlib import Path
 
 from helpers import data, images
@@ -143,11 +145,26 @@ def test_unusual_formats_are_kept_noted_and_decoded(tmp_path):
     assert batch[0].shape == (3, 16, 16, 3)
 
 
-def test_pillow_decompression_bomb_limit_is_reported(tmp_path, monkeypatch):
-    Image.new("RGB", (300, 300)).save(tmp_path / "bomb.png")
-    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
+def _png(width, height):
+    """A tiny PNG file whose header claims width x height pixels (a decompression bomb)."""
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(
+            ">I", zlib.crc32(kind + body))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(b"\x00" * 64)) + chunk(b"IEND", b""))
+
+
+def test_decompression_bombs_are_refused_before_any_decoding(tmp_path):
+    (tmp_path / "bomb.png").write_bytes(_png(30_000, 30_000))  # 900 MP in a 100-byte file
     ok, why = images.check_image(tmp_path / "bomb.png")
-    assert not ok and "decompression bomb" in why
+    assert not ok and "too large to decode safely (30000x30000 pixels" in why
+    jpeg = bytearray(write_jpeg(tmp_path / "small.jpg").read_bytes())
+    start = jpeg.index(b"\xff\xc0") + 5  # the frame header: height, then width
+    jpeg[start:start + 4] = struct.pack(">HH", 65_000, 65_000)  # 4.2 GP: 66 MP even at 1/8
+    (tmp_path / "bomb.jpg").write_bytes(jpeg)
+    ok, why = images.check_image(tmp_path / "bomb.jpg")
+    assert not ok and "even at 1/8 scale (65000x65000 pixels" in why
 
 
 # --- pictures as a phone, an app or another operating system leaves them -------------------
@@ -334,3 +351,35 @@ def test_an_orientation_the_pipeline_cannot_find_is_refused_rather_than_used_tur
     ok, why = images.check_image(path)
     assert not ok and why.startswith("its EXIF orientation 6 is stored where the pipeline does "
                                      "not read it")
+
+
+def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(tmp_path, capsys):
+    # 8000 x 6000 = 48 MP, a phone's full-size photo: above MAX_PIXELS, read at 1/2 scale
+    assert 8000 * 6000 > images.MAX_PIXELS >= 4000 * 3000
+    ramp = np.linspace(0, 255, 8000, dtype=np.uint8)
+    photo = tmp_path / "dogs" / "IMG_0001.jpg"
+    photo.parent.mkdir()
+    Image.fromarray(np.broadcast_to(ramp[None, :, None], (6000, 8000, 3))).save(photo, quality=80)
+    ok, note = images.check_image(photo)
+    assert ok and "8000x6000 pixels, above the limit of 40,000,000: decoded at 1/2 scale" in note
+    assert images.decode_picture(images.tf.io.read_file(str(photo))).shape == (3000, 4000, 3)
+    assert images.read_picture(str(photo), (64, 64)).shape == (64, 64, 3)
+    write_jpeg(tmp_path / "cats" / "c.jpg")
+    paths, _, _ = data.labelled_files(tmp_path)
+    assert len(paths) == 2 and ("dogs: 1 picture above the limit of 40,000,000 pixels, decoded at "
+                                "a reduced scale to stay under it: IMG_0001.jpg (8000x6000 at 1/2)"
+                                ) in capsys.readouterr().out
+
+
+def test_what_even_the_smallest_scale_cannot_bring_under_the_limit_is_refused(tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.setattr(images, "MAX_PIXELS", 100)  # 10 x 10 pixels
+    write_jpeg(tmp_path / "fits.jpg", size=(80, 80))  # 1/8 scale: 10 x 10
+    write_jpeg(tmp_path / "too_big.jpg", size=(88, 88))  # 1/8 scale: 11 x 11
+    Image.new("RGB", (11, 10)).save(tmp_path / "big.png")
+    assert images.check_image(tmp_path / "fits.jpg") == (
+        True, "80x80 pixels, above the limit of 100: decoded at 1/8 scale")
+    ok, why = images.check_image(tmp_path / "too_big.jpg")
+    assert not ok and "even at 1/8 scale (88x88 pixels, limit 100)" in why
+    ok, why = images.check_image(tmp_path / "big.png")
+    assert not ok and "(11x10 pixels, limit 100); resize it or save it as JPEG" in why
