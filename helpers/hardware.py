@@ -11,7 +11,8 @@ import sys
 import psutil
 
 __all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "mixed_precision_support",
-           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "threads", "versions"]
+           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "theoretical_peaks",
+           "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")
@@ -19,7 +20,7 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_
 
 def cpu_info():
     """CPU model, cores, memory and the SIMD extensions that matter for training (notebook 00)."""
-    model, flags = platform.processor() or platform.machine(), set()
+    model, flags, mhz = platform.processor() or platform.machine(), set(), None
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -28,7 +29,9 @@ def cpu_info():
                     model = value.strip()
                 elif key.strip() in ("flags", "Features") and not flags:
                     flags = set(value.split())
-    except OSError:
+                elif key.strip() == "cpu MHz" and mhz is None:
+                    mhz = float(value)
+    except (OSError, ValueError):
         pass
     return {
         "model": model,
@@ -37,6 +40,7 @@ def cpu_info():
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
+        "ghz": mhz and round(mhz / 1000, 2),  # the clock the system reports now (boost may differ)
     }
 
 
@@ -46,6 +50,30 @@ def cpu_kind(simd):
     kinds = (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 bf16"), ("avx512f", "AVX-512"),
              ("avx2", "AVX2"), ("asimd", "Arm NEON"), ("neon", "Arm NEON"))
     return next((kind for flag, kind in kinds if flag in simd), "older SIMD")
+
+
+# Float32 FLOP per clock cycle per core of the widest vector unit, a fused multiply-add counted as
+# 2: two FMA pipes of 8 float32 lanes (AVX2, and AMD's AVX-512, which Zen 4 runs on 256-bit
+# pipes); Intel's AVX-512 server cores two 16-lane FMA ports (some models have one). bfloat16:
+# AVX-512 BF16's dot product does twice float32's work; AMX 1,024 bfloat16 FLOP (Intel's figure).
+_FLOP_PER_CYCLE = {"AVX2": (32, None), "AVX-512": (32, None), "AVX-512 bf16": (32, 64),
+                   "AMX": (64, 1024)}
+_INTEL_AVX512 = {"AVX-512": (64, None), "AVX-512 bf16": (64, 128)}
+
+
+def theoretical_peaks(info=None):
+    """{"float32": FLOP/s, "bfloat16": FLOP/s or None, "per_cycle": (...), "cores", "ghz", "unit"}:
+    cores x FLOP per cycle x the reported clock; None where the unit or clock is unknown (00)."""
+    info = info or cpu_info()
+    unit = cpu_kind(info["simd"]) if "fma" in info["simd"] or "amx_bf16" in info["simd"] else None
+    per_cycle = (_INTEL_AVX512 if "intel" in info["model"].lower() else {}).get(
+        unit, _FLOP_PER_CYCLE.get(unit))
+    cores, ghz = info["usable_cores"] or info["physical_cores"], info.get("ghz")
+    if not per_cycle or not cores or not ghz:
+        return None
+    return {dtype: per * cores * ghz * 1e9 if per else None
+            for dtype, per in zip(("float32", "bfloat16"), per_cycle)} | {
+        "per_cycle": per_cycle, "cores": cores, "ghz": ghz, "unit": unit}
 
 
 def _number(text):

@@ -13,8 +13,9 @@ from .timing import first_and_median, wait_for
 
 __all__ = ["TRAINING_FLOPS_FACTOR", "activation_values", "arithmetic_intensity",
            "balance_verdict", "copy_bandwidth", "datasheet_balance_points", "devices",
-           "flops_per_image", "limits", "matmul_flops", "measured_bandwidth", "measured_peak",
-           "published_peak", "save_limits", "speed_now", "supported_dtypes"]
+           "flops_per_image", "layer_roofline_seconds", "limits", "matmul_flops",
+           "measured_bandwidth", "measured_peak", "published_peak", "save_limits", "speed_now",
+           "supported_dtypes", "training_bytes", "training_intensity"]
 
 
 def devices():
@@ -105,9 +106,7 @@ def _leaves(model):
 def flops_per_image(model):
     """Forward FLOPs for one image: 2 x each Conv2D, DepthwiseConv2D and Dense weight x the
     positions it is applied at; pooling, activations and biases left out (notebook 05)."""
-    weighted = (keras.layers.Conv2D, keras.layers.DepthwiseConv2D, keras.layers.Dense)
-    return sum(2 * math.prod(layer.kernel.shape) * math.prod(layer.output.shape[1:-1])
-               for layer in _leaves(model) if isinstance(layer, weighted))
+    return sum(_layer_flops(layer) for layer in _leaves(model))
 
 
 def activation_values(model):
@@ -118,6 +117,54 @@ def activation_values(model):
 def arithmetic_intensity(model):
     """Forward FLOPs per byte of float32 activations written, for one image (notebook 08)."""
     return flops_per_image(model) / (4 * activation_values(model))
+
+
+# The course's count of the memory traffic of one training step (caches ignored, so an upper
+# bound): each activation value is written, read by the next layer, read again by the backward
+# pass, and its gradient written and read (5 touches, at the compute format's bytes); the input
+# is read once; a layer that only reshapes (Flatten) moves nothing; each float32 parameter is
+# read forward and backward and its gradient written (12 bytes), and Adam reads the gradient
+# and reads and writes the weight and both moments (28).
+ACTIVATION_TOUCHES = 5
+BYTES_PER_PARAMETER_STEP = 12 + 28
+_VALUE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _layer_bytes(layer, batch, value_bytes):
+    if isinstance(layer, (keras.layers.Flatten, keras.layers.Reshape)):
+        return 0
+    moved = ACTIVATION_TOUCHES * value_bytes * math.prod(layer.output.shape[1:])
+    return moved + BYTES_PER_PARAMETER_STEP * layer.count_params() / batch
+
+
+def _layer_flops(layer):
+    weighted = (keras.layers.Conv2D, keras.layers.DepthwiseConv2D, keras.layers.Dense)
+    if not isinstance(layer, weighted):
+        return 0
+    return 2 * math.prod(layer.kernel.shape) * math.prod(layer.output.shape[1:-1])
+
+
+def training_bytes(model, batch, dtype="float32"):
+    """Bytes one training step moves per picture at `batch` pictures a step, by the course's
+    count above: activations, gradients, weights and Adam's state (notebook 08)."""
+    value_bytes = _VALUE_BYTES[dtype]
+    reads = value_bytes * math.prod(model.inputs[0].shape[1:])
+    return reads + sum(_layer_bytes(layer, batch, value_bytes) for layer in _leaves(model))
+
+
+def training_intensity(model, batch, dtype="float32"):
+    """Training FLOPs (3x forward) per byte one training step moves, per picture (notebook 08)."""
+    return TRAINING_FLOPS_FACTOR * flops_per_image(model) / training_bytes(model, batch, dtype)
+
+
+def layer_roofline_seconds(model, batch, flops_per_s, bytes_per_s, dtype="float32"):
+    """Seconds per picture if every layer ran at its own roof, max(FLOPs / peak, bytes /
+    bandwidth), summed: a layer cannot borrow another's arithmetic (notebook 08)."""
+    value_bytes = _VALUE_BYTES[dtype]
+    reads = value_bytes * math.prod(model.inputs[0].shape[1:]) / bytes_per_s
+    return reads + sum(max(TRAINING_FLOPS_FACTOR * _layer_flops(layer) / flops_per_s,
+                           _layer_bytes(layer, batch, value_bytes) / bytes_per_s)
+                       for layer in _leaves(model))
 
 
 _PEAKS = {}

@@ -81,3 +81,22 @@ def test_nvidia_smi_readings_are_plausible_and_change():
         assert 0 <= gpu["utilization_pct"] <= 100 and 0 < gpu["memory_used_mb"] < 15360
         assert 0 < gpu["power_w"] <= 70 and 20 < gpu["temperature_c"] < 95
     assert len({gpu["utilization_pct"] for gpu in readings}) > 1
+
+
+def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
+    def info(model, *simd, ghz=2.6, cores=2):
+        return {"model": model, "simd": ["avx", "avx2", "fma", *simd], "usable_cores": cores,
+                "physical_cores": cores, "ghz": ghz}
+    # AMD's AVX-512 (Zen 4) on two 256-bit FMA pipes: 2 x 8 lanes x 2 FLOP = 32 a cycle
+    amd = hardware.theoretical_peaks(info("AMD EPYC", "avx512f", "avx512_bf16"))
+    assert amd["float32"] == pytest.approx(2 * 32 * 2.6e9) and amd["bfloat16"] == 2 * amd["float32"]
+    # Intel's AVX-512 server core: two 16-lane ports; AMX's bfloat16 tiles 1,024 FLOP a cycle
+    xeon = hardware.theoretical_peaks(info("Intel(R) Xeon(R)", "avx512f", "avx512_bf16",
+                                           "amx_bf16", ghz=2.0, cores=4))
+    assert xeon["float32"] == pytest.approx(4 * 64 * 2.0e9)
+    assert xeon["bfloat16"] == pytest.approx(4 * 1024 * 2.0e9)
+    assert hardware.theoretical_peaks(info("Intel Core i7", ghz=3.0, cores=1))["bfloat16"] is None
+    assert hardware.theoretical_peaks(info("AMD EPYC", ghz=None)) is None  # no clock: no peak
+    no_fma = info("old", ghz=2.0)
+    no_fma["simd"] = ["sse4_2"]
+    assert hardware.theoretical_peaks(no_fma) is None

@@ -159,3 +159,18 @@ def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
     monkeypatch.setattr(peak, "copy_bandwidth", lambda *a, **k: 5e9)
     assert peak.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == 200e9  # 00's best
     assert peak.measured_bandwidth("cpu:0", 64) >= 20e9
+
+
+def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
+    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3),
+                              keras.layers.Flatten(), keras.layers.Dense(2)])
+    # input read once: 8*8*3 float32 = 768 B; the convolution's 6*6*4 = 144 outputs touched 5
+    # times (2,880 B) and its 112 parameters 40 B a step over 4 pictures (1,120 B); Flatten moves
+    # nothing; the Dense layer's 2 outputs (40 B) and 290 parameters (2,900 B)
+    assert peak.training_bytes(model, batch=4) == 768 + 2880 + 1120 + 0 + 40 + 2900
+    assert peak.training_bytes(model, batch=4, dtype="bfloat16") == 384 + 1440 + 1120 + 20 + 2900
+    flops = 3 * (2 * 108 * 36 + 2 * 288)  # training = 3 x forward
+    assert peak.training_intensity(model, batch=4) == pytest.approx(flops / 7708)
+    # each layer at its own roof: the convolution compute-bound, the Dense layer memory-bound
+    seconds = peak.layer_roofline_seconds(model, 4, flops_per_s=1e6, bytes_per_s=1e6)
+    assert seconds == pytest.approx(768 / 1e6 + 3 * 7776 / 1e6 + 2940 / 1e6)
