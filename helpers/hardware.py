@@ -20,7 +20,7 @@ SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_
 
 def cpu_info():
     """CPU model, cores, memory and the SIMD extensions that matter for training (notebook 00)."""
-    model, flags, mhz = platform.processor() or platform.machine(), set(), None
+    model, flags, mhz, family = platform.processor() or platform.machine(), set(), None, None
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -31,6 +31,8 @@ def cpu_info():
                     flags = set(value.split())
                 elif key.strip() == "cpu MHz" and mhz is None:
                     mhz = float(value)
+                elif key.strip() == "cpu family" and family is None:
+                    family = int(value)
     except (OSError, ValueError):
         pass
     return {
@@ -40,7 +42,8 @@ def cpu_info():
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
-        "ghz": mhz and round(mhz / 1000, 2),  # the clock the system reports now (boost may differ)
+        "ghz": mhz and round(mhz / 1000, 2),  # the clock the system reports (boost may differ)
+        "family": family,  # x86 CPU family: AMD's 25 is Zen 3 and 4, 26 Zen 5
     }
 
 
@@ -53,12 +56,13 @@ def cpu_kind(simd):
 
 
 # Float32 FLOP per clock cycle per core of the widest vector unit, a fused multiply-add counted as
-# 2: two FMA pipes of 8 float32 lanes (AVX2, and AMD's AVX-512, which Zen 4 runs on 256-bit
-# pipes); Intel's AVX-512 server cores two 16-lane FMA ports (some models have one). bfloat16:
-# AVX-512 BF16's dot product does twice float32's work; AMX 1,024 bfloat16 FLOP (Intel's figure).
+# 2: two FMA pipes of 8 float32 lanes (AVX2, and AMD's AVX-512 up to Zen 4, which runs it on
+# 256-bit pipes); two 16-lane FMA ports (Intel's AVX-512 server cores, some have one; AMD's Zen 5,
+# family 26). bfloat16: AVX-512 BF16's dot product does twice float32's work; AMX 1,024 bfloat16
+# FLOP (Intel's figure).
 _FLOP_PER_CYCLE = {"AVX2": (32, None), "AVX-512": (32, None), "AVX-512 bf16": (32, 64),
                    "AMX": (64, 1024)}
-_INTEL_AVX512 = {"AVX-512": (64, None), "AVX-512 bf16": (64, 128)}
+_FULL_AVX512 = {"AVX-512": (64, None), "AVX-512 bf16": (64, 128)}
 
 
 def theoretical_peaks(info=None):
@@ -66,8 +70,8 @@ def theoretical_peaks(info=None):
     cores x FLOP per cycle x the reported clock; None where the unit or clock is unknown (00)."""
     info = info or cpu_info()
     unit = cpu_kind(info["simd"]) if "fma" in info["simd"] or "amx_bf16" in info["simd"] else None
-    per_cycle = (_INTEL_AVX512 if "intel" in info["model"].lower() else {}).get(
-        unit, _FLOP_PER_CYCLE.get(unit))
+    full = "intel" in info["model"].lower() or (info.get("family") or 0) >= 26
+    per_cycle = (_FULL_AVX512 if full else {}).get(unit, _FLOP_PER_CYCLE.get(unit))
     cores, ghz = info["usable_cores"] or info["physical_cores"], info.get("ghz")
     if not per_cycle or not cores or not ghz:
         return None

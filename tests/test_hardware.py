@@ -90,6 +90,8 @@ def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
     # AMD's AVX-512 (Zen 4) on two 256-bit FMA pipes: 2 x 8 lanes x 2 FLOP = 32 a cycle
     amd = hardware.theoretical_peaks(info("AMD EPYC", "avx512f", "avx512_bf16"))
     assert amd["float32"] == pytest.approx(2 * 32 * 2.6e9) and amd["bfloat16"] == 2 * amd["float32"]
+    zen5 = hardware.theoretical_peaks(info("AMD EPYC", "avx512f") | {"family": 26})
+    assert zen5["float32"] == pytest.approx(2 * 64 * 2.6e9)  # 512-bit pipes from Zen 5 on
     # Intel's AVX-512 server core: two 16-lane ports; AMX's bfloat16 tiles 1,024 FLOP a cycle
     xeon = hardware.theoretical_peaks(info("Intel(R) Xeon(R)", "avx512f", "avx512_bf16",
                                            "amx_bf16", ghz=2.0, cores=4))
