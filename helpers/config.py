@@ -79,6 +79,13 @@ SETTINGS = {
         "sample": dict(train=None, val=None, epochs=15, batch=32),
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
+    # notebook 04's second run: the same network trained from image_dataset_from_directory,
+    # compared with the first run after as many epochs (at most cats_dogs' epochs)
+    "cats_dogs_keras": {
+        "smoke": dict(epochs=1),
+        "sample": dict(epochs=5),
+        "full": dict(epochs=25),
+    },
     # notebook 05's live part: these ladder steps, each with seeds 1..seeds (sample: ~6 min
     # on 2 cores); the whole ladder on the tutorial's photos is recorded (python -m tools.ladder)
     "cats_dogs_ladder": {
@@ -109,6 +116,16 @@ SETTINGS = {
         "smoke": dict(batches=(1, 8), repeats=3, val=64, calibration=16),
         "sample": dict(batches=(1, 4, 16, 64, 256), repeats=20, val=None, calibration=200),
         "full": dict(batches=(1, 4, 16, 64, 256), repeats=50, val=2000, calibration=500),
+    },
+    # notebook 12: a folder of class folders (default: per_class CIFAR-10 pictures of three
+    # classes written as PNG files), at most `limit` read, `validation` of each class held out
+    "own_classifier": {
+        "smoke": dict(per_class=30, limit=90, validation=0.2, base="mobilenet_0.25",
+                      image_size=160, batch=32, head_epochs=1, finetune_epochs=1),
+        "sample": dict(per_class=150, limit=None, validation=0.2, base="mobilenet_0.25",
+                       image_size=160, batch=32, head_epochs=10, finetune_epochs=5),
+        "full": dict(per_class=1000, limit=None, validation=0.2, base="mobilenet_0.25",
+                     image_size=160, batch=32, head_epochs=10, finetune_epochs=5),
     },
     # helpers.compare.alternate: rounds of A and B in alternation, each call timed this long (s)
     "compare": {

@@ -127,7 +127,7 @@ def arithmetic_intensity(model):
 # and reads and writes the weight and both moments (28).
 ACTIVATION_TOUCHES = 5
 BYTES_PER_PARAMETER_STEP = 12 + 28
-_VALUE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+_VALUE_BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "16-bit": 2}
 
 
 def _layer_bytes(layer, batch, value_bytes):

@@ -64,19 +64,23 @@ def attainable(intensity, flops_per_s, bytes_per_s):
     return min(flops_per_s, intensity * bytes_per_s)
 
 
-def predict(model, device_roofs, dtype="float32"):
-    """The most training pictures/s the roofline allows `model` on `device_roofs` in `dtype`,
-    with its intensity, binding roof and training FLOPs per picture (notebook 08)."""
+def predict(model, device_roofs, dtype="float32", batch=32):
+    """The most training pictures/s the roofline allows `model` on `device_roofs` in `dtype` at
+    `batch` pictures a step, from its training intensity (peak.training_bytes: reads, backward,
+    weights, Adam), with the binding roof, the training FLOPs per picture and the per-layer
+    estimate (each layer at its own roof; caches ignored, so not a bound) (notebook 08)."""
     top = device_roofs["flops_per_s"]
     if dtype not in top:
         raise ValueError(f"{device_roofs['name']} has no {dtype} roof; it has "
                          f"{', '.join(top)}.")
-    intensity = peak.arithmetic_intensity(model) * 4 / BYTES[dtype]
+    intensity = peak.training_intensity(model, batch, dtype)
     reach = attainable(intensity, top[dtype], device_roofs["bytes_per_s"])
     work = peak.TRAINING_FLOPS_FACTOR * peak.flops_per_image(model)
+    layers = peak.layer_roofline_seconds(model, batch, top[dtype], device_roofs["bytes_per_s"],
+                                         dtype)
     return {"intensity": intensity, "flops_per_s": reach, "training_flops": work,
             "bound": "compute" if reach == top[dtype] else "memory",
-            "pictures_per_s": reach / work}
+            "pictures_per_s": reach / work, "per_layer_pictures_per_s": 1 / layers}
 
 
 def share(ratio):
@@ -92,12 +96,13 @@ def predictions(names, device_roofs):
     rows = []
     for name in names:
         for device in device_roofs:
-            p = predict(_model(name), device)
+            p = predict(_model(name), device, batch=bench.MODELS[name][2])
             rows.append({"network": name, "device": device["name"],
-                         "FLOP/byte": f"{p['intensity']:.0f}",
+                         "training FLOP/byte": f"{p['intensity']:.0f}",
                          "MFLOP to train": f"{p['training_flops'] / 1e6:,.1f}",
                          "binding roof": f"{p['bound']}, {p['flops_per_s'] / 1e9:,.0f} GFLOP/s",
-                         "predicted pictures/s (at most)": f"{p['pictures_per_s']:,.0f}"})
+                         "predicted pictures/s (at most)": f"{p['pictures_per_s']:,.0f}",
+                         "per-layer estimate": f"{p['per_layer_pictures_per_s']:,.0f}"})
     return pd.DataFrame(rows)
 
 
@@ -111,7 +116,8 @@ def _why_above(bound="compute", speed_now=None):
     return (f"the roofs are the fastest {roof} this machine has shown, so the prediction is "
             f"wrong: its {work} count is more than the step did"
             + (" (3x the forward pass counts an input gradient the first layer never computes)"
-               if bound == "compute" else "") + f", or a kernel beat the measured {roof}")
+               if bound == "compute" else " (the count ignores the caches, which keep part of "
+               "the traffic off the memory bus)") + f", or a kernel beat the measured {roof}")
 
 
 def reading(ratio, short=False, bound="compute", speed_now=None):
@@ -143,12 +149,13 @@ def points(records, device_roofs=(), kind="measured"):
     for r in records:
         model = _model(r["model"], r["augment_in_model"])
         device = by_device.get(r["device"], {"flops_per_s": {}})
-        p = predict(model, device, r["dtype"]) if r["dtype"] in device["flops_per_s"] else {}
+        p = (predict(model, device, r["dtype"], r["batch_size"])
+             if r["dtype"] in device["flops_per_s"] else {})
         where = r["device"] if kind == "measured" else machine_name(r)
         found.append({
             "label": f"{r['model']} b{r['batch_size']}" + ("" if where == "cpu:0" else f" {where}"),
             "kind": kind, "network": r["model"], "where": where, "batch": r["batch_size"],
-            "intensity": peak.arithmetic_intensity(model) * 4 / BYTES[r["dtype"]],
+            "intensity": peak.training_intensity(model, r["batch_size"], r["dtype"]),
             "flops_per_s": r["achieved_flops_per_s"], "pictures_per_s": r["images_per_s"],
             "predicted": p.get("pictures_per_s"), "bound": p.get("bound"),
             "ratio": r["images_per_s"] / p["pictures_per_s"] if p else None})
@@ -214,7 +221,8 @@ def blog_points():
     found = []
     for step, speed in speeds.items():
         cifar = step == "cifar10"
-        p = predict(models.cifar10_net() if cifar else models.cats_dogs_net(step), v100)
+        p = predict(models.cifar10_net() if cifar else models.cats_dogs_net(step), v100,
+                    batch=512 if cifar else 32)  # the blog's batches
         found.append({"label": "blog CIFAR-10 net" if cifar else f"blog step {step}",
                       "step": step, "kind": "published",
                       "network": "cifar10_net()" if cifar else f"cats_dogs_net('{step}')",

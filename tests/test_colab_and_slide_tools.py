@@ -1,6 +1,7 @@
 """The Colab setup cell does nothing outside Colab and the right things on it; the badge and
-slide-type tools are safe to re-run and follow a changed repository slug; the site collapses the
-instructor notes that the decks keep as speaker notes."""
+slide-type tools are safe to re-run and follow a changed repository slug; checked cells carry
+nbval's tag, and the old marker line moves into it; the site collapses the instructor notes
+that the decks keep as speaker notes."""
 
 import os
 import shutil
@@ -9,7 +10,7 @@ import sys
 import types
 
 from helpers import config
-from tools import CHECK_MARK, colab, slide_types
+from tools import CHECK_MARK, checked_cells, colab, notebooks, slide_types
 
 import nbformat
 
@@ -86,22 +87,54 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
     assert nbformat.read(path, as_version=4).cells[8].metadata.slideshow["slide_type"] == "-"
 
 
-def test_decks_do_not_show_the_nbval_marker(tmp_path):
+def test_checked_cells_carry_nbvals_tag_and_the_marker_line_moves_into_it():
+    from tools.refresh_checked_outputs import keep_checked_outputs
+
+    from nbval.plugin import find_comment_markers, find_metadata_tags
+
+    tag = checked_cells.CHECK_TAG  # nbval reads the tag as it reads the comment line
+    assert dict(find_metadata_tags({"tags": [tag]})) == dict(find_comment_markers(CHECK_MARK))
+    assert dict(find_metadata_tags({"tags": [tag]})) == {"check": True}
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    shown = nbformat.v4.new_output("stream", name="stdout", text="3\n")
+    nb = nbformat.v4.new_notebook(cells=[
+        md(f"Not code: {CHECK_MARK}"), code(f"{CHECK_MARK}\nprint(1 + 2)", outputs=[shown]),
+        code("x = 1  # NBVAL_CHECK_OUTPUT only in a comment", outputs=[shown]),
+        code("print(2)", metadata={"tags": [tag]}, outputs=[shown])])
+    assert [checked_cells.is_checked(c) for c in nb.cells] == [False, True, False, True]
+    assert checked_cells.to_tag(nb) == 1 and checked_cells.to_tag(nb) == 0  # safe to re-run
+    converted = nb.cells[1]
+    assert converted.source == "print(1 + 2)" and converted.metadata.tags == [tag]
+    assert converted.outputs == [shown]
+    assert [checked_cells.is_checked(c) for c in nb.cells] == [False, True, False, True]
+    nb.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text=t)
+                           for t in ("2", "\n")]  # one print that reached the kernel in two
+    keep_checked_outputs(nb)
+    assert [len(c.get("outputs", [])) for c in nb.cells] == [0, 1, 0, 1]
+    assert nb.cells[3].outputs[0].text == "2\n"
+
+
+def test_decks_show_no_nbval_marker(tmp_path):
+    """A converted notebook (06) has only tags; a cell not yet converted keeps its marker line
+    in the notebook, and the deck leaves that line out."""
     from tools import export_slides
 
-    path = sorted((config.ROOT / "notebooks").glob("00_*.ipynb"))[0]
-    nb = nbformat.read(path, as_version=4)
-    checked = next(c for c in nb.cells if CHECK_MARK in c.source)
+    nb = nbformat.read(notebooks(["06"])[0], as_version=4)
+    tagged = [c for c in nb.cells if checked_cells.CHECK_TAG in c.metadata.get("tags", [])]
+    assert len(tagged) >= 3 and not any(checked_cells.has_mark(c) for c in nb.cells)
+    old = tagged[0]
+    old.metadata.tags.remove(checked_cells.CHECK_TAG)
+    old.source = f"{CHECK_MARK}\n{old.source}"
     export_slides.export(nb, tmp_path / "deck.html")
     deck = (tmp_path / "deck.html").read_text()
     assert "NBVAL_CHECK_OUTPUT" not in deck
     assert deck.count("jp-CodeCell") >= sum(c.cell_type == "code" for c in nb.cells) - 1
-    assert CHECK_MARK in checked.source  # the notebook itself keeps its marker
+    assert old.source.startswith(CHECK_MARK)  # the notebook itself is left as it was
 
 
 def test_a_site_page_links_a_deck_only_when_the_deck_is_beside_the_site(tmp_path):
     """A site built in a temporary folder must not link the decks of the course's build/."""
-    from tools import build_site, notebooks
+    from tools import build_site
 
     path, decks = notebooks()[0], tmp_path / "slides"
     assert "Slides" not in build_site.links(path, decks)
@@ -111,7 +144,7 @@ def test_a_site_page_links_a_deck_only_when_the_deck_is_beside_the_site(tmp_path
 
 
 def test_the_site_collapses_instructor_notes_the_deck_keeps_them_as_speaker_notes(tmp_path):
-    from tools import build_site, export_slides, notebooks
+    from tools import build_site, export_slides
 
     path = notebooks()[1]
     nb = nbformat.read(path, as_version=4)

@@ -12,6 +12,7 @@ test-slow`): notebook 01's 96–99 % (tests/test_training.py) and step 2b learni
 """
 
 import json
+import math
 
 from helpers import config, hardware, models, peak, roofline
 
@@ -91,10 +92,24 @@ def a100_tf32(step):
                             "tf32")
 
 
+def a100_16bit(step):
+    """The same prediction in the A100's 16-bit formats (datasheet)."""
+    return roofline.predict(models.cats_dogs_net(step), roofline.published_roofs(("A100",))[0],
+                            "16-bit")
+
+
+def jit_allowed(model):
+    """1 when every layer of `model` allows XLA, the check Keras' `jit_compile="auto"` (and
+    `jit_compile=True`) makes before compiling on any backend (keras.src.trainers.trainer's
+    model_supports_jit, before its platform exceptions); else 0."""
+    return float(all(layer.supports_jit for layer in model._flatten_layers()))
+
+
 COMPUTED = [
     # notebook, words in it, what the course's code gives, low, high
     ("01", "93,322 parameters, most of them in the last conv layer and the first dense layer",
      lambda: models.mnist_cnn().count_params(), 93_322, 93_322),
+    ("04", "In radians 0.2 is about 11.5°", lambda: math.degrees(0.2), 11.4, 11.6),
     ("05", "295,040 weights instead of 802,944", lambda: dense_weights("1"), 295_040, 295_040),
     ("05", "295,040 weights instead of 802,944", lambda: dense_weights("0"), 802_944, 802_944),
     ("02", "about 18 % of Tiny Shakespeare at 1000 tokens", lambda: 100 * unknown_share(1000),
@@ -104,6 +119,9 @@ COMPUTED = [
     ("03", "about 15 billion multiply-adds per picture", vgg16_multiply_adds, 14e9, 16e9),
     ("03", "MobileNet 0.25 at 224 px: about 41 million",
      lambda: peak.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)) / 2, 38e6, 44e6),
+    ("03", "about 375 times the arithmetic",  # both bases at 224 px, VGG16's without a download
+     lambda: peak.flops_per_image(models.frozen_base(*models.BASES["vgg16"][:2], 224, None))
+     / peak.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)), 360, 390),
     ("08", "about 77× the arithmetic of the original",
      lambda: peak.flops_per_image(models.cats_dogs_deep())
      / peak.flops_per_image(models.cats_dogs_net("0")), 70, 85),
@@ -121,9 +139,17 @@ COMPUTED = [
     ("08", "The blog's V100 ran its cat/dog networks at under 3 % of its float32 roof",
      lambda: 100 * max(p["ratio"] for p in roofline.blog_points() if p["step"] != "cifar10"),
      0, 3),
-    ("08", "roughly 70,000 pictures/s", lambda: a100_tf32("3")["pictures_per_s"], 65e3, 75e3),
-    ("08", "the net's intensity, about 54 FLOP/byte", lambda: a100_tf32("3")["intensity"],
-     52, 56),
+    ("08", "roughly 41,000 pictures/s", lambda: a100_tf32("3")["pictures_per_s"], 39e3, 44e3),
+    ("08", "training intensity at batch 32, about 32 FLOP/byte",
+     lambda: a100_tf32("3")["intensity"], 30, 34),
+    ("08", "nearly doubles to about 63 FLOP/byte", lambda: a100_16bit("3")["intensity"], 60, 66),
+    ("08", "Expect about half the forward figure",
+     lambda: peak.training_intensity(models.cats_dogs_net("0"), 32)
+     / peak.arithmetic_intensity(models.cats_dogs_net("0")), 0.4, 0.6),
+    ("08", "the random augmentation layers (`RandomShear`, `RandomZoom`) do not",
+     lambda: jit_allowed(models.cats_dogs_net("0")), 0, 0),
+    ("08", "A network whose layers all allow it, like the CIFAR-10 net",
+     lambda: jit_allowed(models.cifar10_net()), 1, 1),
     ("10", "the all-reduce of about 3 MB of gradients per step",
      lambda: 4 * models.cats_dogs_net("0").count_params() / 1e6, 2.5, 3.5),
 ]

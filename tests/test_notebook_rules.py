@@ -2,6 +2,9 @@
 
 `problems(nb, name)` lists every rule a notebook breaks (CONTRIBUTING.md explains each);
 the last tests show that it catches a deliberately broken copy of notebook 00.
+A checked cell (one whose stored output nbval compares) carries the cell tag
+`nbval-check-output`; until every notebook is converted (`python -m tools.checked_cells NN`),
+a first line `# NBVAL_CHECK_OUTPUT` counts too.
 """
 
 import copy
@@ -10,6 +13,7 @@ import re
 
 from tools import CHECK_MARK as MARK
 from tools import colab, notebooks, slide_types
+from tools.checked_cells import CHECK_TAG, has_mark, is_checked
 
 import pytest
 
@@ -19,6 +23,9 @@ HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this 
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
 NOTES = slide_types.NOTES
 MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
+# Words for the course's maintainers, not its learners: no markdown cell may say them
+# (JupyterLab shows no slides, and a learner is never told which cells a test checks).
+MAINTENANCE = re.compile(r"checked cell|next slide", re.I)
 # Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
 MACHINE_PATH = re.compile(
     r"(?<![\w./:-])(?:/(?:home|Users|root|tmp|work|content|mnt)/|[A-Za-z]:\\)")
@@ -86,26 +93,39 @@ def problems(nb, name):
             found.append(f"length: code cell {i} has more than {MAX_LINES} lines")
         if any(o["output_type"] == "error" for o in cell["outputs"]):
             found.append(f"outputs: code cell {i} stores an error")
-        if MARK not in source and cell["outputs"]:
-            found.append(f"outputs: code cell {i} stores outputs but is not {MARK}")
-        if MARK in source and not cell["outputs"]:
+        if not is_checked(cell) and cell["outputs"]:
+            found.append(f"outputs: code cell {i} stores outputs but is not tagged {CHECK_TAG}")
+        if is_checked(cell) and not cell["outputs"]:
             found.append(f"outputs: checked cell {i} has no stored output")
-    if not any(text(c).startswith(NOTES) for c in cells if c["cell_type"] == "markdown"):
+        if has_mark(cell) and CHECK_TAG in tags[i]:
+            found.append(f"outputs: code cell {i} has both {MARK} and the tag {CHECK_TAG}")
+    notes = [i for i, c in enumerate(cells)
+             if c["cell_type"] == "markdown" and text(c).lstrip().startswith(NOTES)]
+    if not notes:
         found.append(f"notes: no speaker notes (a markdown cell starting {NOTES})")
-    if sum(MARK in text(cells[i]) for i in code) < 3:
-        found.append(f"outputs: fewer than three {MARK} cells")
+    if len(notes) > 1:
+        found.append(f"notes: {len(notes)} instructor notes (cells {notes}); at most one per "
+                     "notebook: definitions go to the learner's text, advice into one cell")
+    if sum(is_checked(cells[i]) for i in code) < 3:
+        found.append(f"outputs: fewer than three checked cells (tag {CHECK_TAG})")
     kinds = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in cells]
     for i, shown in slides(cells, kinds):
         if words(shown) > MAX_WORDS:
             found.append(f"slides: the slide at cell {i} shows {words(shown)} words "
-                         f"(at most {MAX_WORDS}; move detail to speaker notes)")
+                         f"(at most {MAX_WORDS}; move detail into a cell of its own or <details>)")
     for i, (cell, kind) in enumerate(zip(cells, kinds)):
         shown = [line for line in text(cell).splitlines() if line.strip() != MARK]
         if cell["cell_type"] == "markdown" or any(MARK in line for line in shown):
             if MARK in "\n".join(shown):
                 found.append(f"slides: visible marker in cell {i} (put {MARK} on a line of "
                              "its own in a code cell: the decks leave that line out)")
+        if cell["cell_type"] != "code" and CHECK_TAG in tags[i]:
+            found.append(f"outputs: {cell['cell_type']} cell {i} is tagged {CHECK_TAG}")
         if cell["cell_type"] == "markdown":
+            said = MAINTENANCE.search(text(cell))
+            if said:
+                found.append(f"maintenance: '{said.group(0).lower()}' in markdown cell {i} "
+                             "(learners read it: say what the cell below does or shows)")
             heading = re.search(r"^## ", text(cell), re.M)
             if heading and (heading.start() > 0 or kind != "slide"):
                 found.append(f"slides: section heading that does not open a slide (cell {i})")
@@ -148,8 +168,18 @@ def test_notebook_keeps_every_rule(path):
 
 
 def lead_in_of_first_check(nb):
-    i = next(i for i, c in enumerate(nb["cells"]) if MARK in text(c))
+    i = next(i for i, c in enumerate(nb["cells"]) if is_checked(c))
     return nb["cells"][i - 1]
+
+
+def unchecked(cell):
+    """`cell` made an ordinary code cell: no marker line, no tag, no stored output."""
+    cell.update(source=text(cell).replace(MARK, "# checked"), outputs=[])
+    cell["metadata"]["tags"] = [t for t in cell["metadata"].get("tags", []) if t != CHECK_TAG]
+
+
+def last_markdown(nb):
+    return next(c for c in reversed(nb["cells"]) if c["cell_type"] == "markdown")
 
 
 def first_section(nb):
@@ -175,11 +205,18 @@ BREAKAGES = {
     "slides: visible marker": lambda nb: nb["cells"][-4].update(
         source=f"x = 1  {MARK}"),
     "slides: empty": lambda nb: nb["cells"][2].update(source="  \n"),
-    "notes": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]
-                         if text(c).startswith(NOTES)],
+    "notes: no": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]
+                             if text(c).startswith(NOTES)],
+    "notes: 2 instructor": lambda nb: nb["cells"].insert(*next(
+        (i + 1, copy.deepcopy(c)) for i, c in enumerate(nb["cells"]) if text(c).startswith(NOTES))),
+    "maintenance: 'checked cell'": lambda nb: first_section(nb).update(
+        source=text(first_section(nb)) + "\n\nThe Checked Cell below prints it."),
+    "maintenance: 'next slide'": lambda nb: last_markdown(nb).update(
+        source=text(last_markdown(nb)) + "\n\nMore on the next slide."),
     "ending": lambda nb: nb["cells"].pop(),
-    "outputs: fewer": lambda nb: [c.update(source=text(c).replace(MARK, "# checked"), outputs=[])
-                                  for c in nb["cells"] if MARK in text(c)],
+    "outputs: fewer": lambda nb: [unchecked(c) for c in nb["cells"] if is_checked(c)],
+    "outputs: code cell 3 stores": lambda nb: nb["cells"][3].update(outputs=[
+        {"output_type": "stream", "name": "stdout", "text": "hi\n"}]),
 }
 
 

@@ -15,7 +15,7 @@ import json
 import shutil
 import sys
 
-from tools import BUILD, CHECK_MARK, ROOT, notebook_parser, notebooks, run_course
+from tools import BUILD, ROOT, checked_cells, notebook_parser, notebooks, run_course
 
 import nbformat
 from nbconvert import SlidesExporter
@@ -95,18 +95,16 @@ def last_run_or_execute(path, profile):
 
 
 def without_marks(nb):
-    """A copy of `nb` whose code cells no longer show the nbval marker line (a test-suite
-    detail, not something a slide should show)."""
+    """A copy of `nb` whose code cells no longer show a `# NBVAL_CHECK_OUTPUT` line. A checked
+    cell is marked by its cell tag, which no slide shows; only a notebook not yet converted
+    (`python -m tools.checked_cells NN`) still has the line, and this keeps it off its slides."""
     nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        if cell.cell_type == "code" and CHECK_MARK in cell.source:
-            lines = cell.source.splitlines()
-            cell.source = "\n".join(line for line in lines if line.strip() != CHECK_MARK)
+    checked_cells.to_tag(nb)
     return nb
 
 
 def export(nb, deck):
-    """Write `nb` as a reveal.js deck to the file `deck`, without the nbval markers."""
+    """Write `nb` as a reveal.js deck to the file `deck`, without `# NBVAL_CHECK_OUTPUT` lines."""
     nb = without_marks(nb)
     exporter = SlidesExporter(template_name="reveal_offline",
                               extra_template_basedirs=[str(ROOT / "tools" / "templates")])
