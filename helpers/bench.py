@@ -1,5 +1,5 @@
-"""Benchmark a course network: images/s, input-wait share, FLOP/s and share of the measured
-peak (notebooks 07 and 08). `python -m tools.bench` records such runs into results/."""
+"""Benchmark a course network: images/s, slowdown against in-memory data, FLOP/s and share of
+the measured peak (notebooks 07 and 08). `python -m tools.bench` records such runs into results/."""
 
 import math
 

@@ -85,7 +85,7 @@ def table(records, title=None):
     frame = pd.DataFrame([{
         "model": r["model"], "machine": machine_name(r), "source": _source(r),
         "batch": r["batch_size"], "dtype": r["dtype"], "img/s": f"{r['images_per_s']:,.0f}",
-        "wait": f"{r['input_wait_share']:.0%}",
+        "slowdown": f"{r['input_wait_share']:.0%}",
         "GFLOP/s": f"{r['achieved_flops_per_s'] / 1e9:,.1f}", "peak": f"{r['peak_share']:.0%}",
         "date": r["date"][:10]} for r in records])
     return frame.style.set_caption(title).hide(axis="index") if title else frame
