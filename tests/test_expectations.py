@@ -150,7 +150,7 @@ COMPUTED = [
      lambda: jit_allowed(models.cats_dogs_net("0")), 0, 0),
     ("08", "A network whose layers all allow it, like the CIFAR-10 net",
      lambda: jit_allowed(models.cifar10_net()), 1, 1),
-    ("10", "the all-reduce of about 3 MB of gradients per step",
+    ("10", "an all-reduce of about 3 MB of gradients",
      lambda: 4 * models.cats_dogs_net("0").count_params() / 1e6, 2.5, 3.5),
 ]
 
