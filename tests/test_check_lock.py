@@ -17,7 +17,8 @@ COMBINATIONS = [(platform, python) for platform in check_lock.PLATFORMS
 def checks(request):
     """Every collected combination checked, four at a time, from the first test on."""
     wanted = [tuple(item.callspec.params.values()) for item in request.session.items
-              if item.originalname == "test_the_lock_installs_on" and item.module is request.module]
+              if getattr(item, "originalname", None) == "test_the_lock_installs_on"
+              and getattr(item, "module", None) is request.module]
     return check_lock.start(wanted or COMBINATIONS)
 
 
