@@ -1,9 +1,11 @@
-"""The plumbing around notebook 10's worker processes: waiting, killing one, reading results.
+"""The plumbing around notebook 10's worker processes: waiting, killing one, reading results;
+and its alpha-beta model of the all-reduce, which predicts the scaling efficiency.
 
 The CPU's split, the strategy, TF_CONFIG, `start` and the workers' script are on its page.
 """
 
 import json
+import math
 import signal
 import time
 from dataclasses import dataclass, field
@@ -13,7 +15,8 @@ import numpy as np
 
 from . import config
 
-__all__ = ["Run", "folder", "kill", "wait", "weight_difference"]
+__all__ = ["Run", "all_reduce_time", "fit_alpha_beta", "folder", "kill", "predicted_efficiency",
+           "ring_bytes", "wait", "weight_difference"]
 
 
 def folder(name):
@@ -99,3 +102,46 @@ def weight_difference(run):
     first = run.weights(0)
     return max(float(np.max(np.abs(a - b))) if a.size else 0.0
                for index in list(run.results)[1:] for a, b in zip(first, run.weights(index)))
+
+
+def ring_bytes(size, workers):
+    """Bytes each of `workers` sends in a ring all-reduce of `size` bytes: 2(N-1)/N x size,
+    half in the reduce-scatter, half in the all-gather (notebook 10)."""
+    if workers < 1:
+        raise ValueError(f"An all-reduce needs 1 or more workers, got {workers}.")
+    return 2 * (workers - 1) / workers * size
+
+
+def all_reduce_time(size, workers, alpha, beta):
+    """The alpha-beta model's seconds for an all-reduce of `size` bytes over `workers`: latency
+    `alpha` (s) plus the bytes each worker sends over bandwidth `beta` (bytes/s); 0 for one
+    worker, who sends nothing (notebook 10)."""
+    return 0.0 if workers == 1 else alpha + ring_bytes(size, workers) / beta
+
+
+def fit_alpha_beta(sizes, seconds, workers=2):
+    """Latency alpha (s) and bandwidth beta (bytes/s) fitted to all-reduces of `sizes` bytes
+    that took `seconds`: t = alpha + ring_bytes(size) / beta by least squares on relative
+    errors, so that the smallest all-reduce counts as much as the largest. A negative
+    intercept (noise) gives alpha 0 and a fit through the origin; a slope of 0 or less (no
+    time grew with the size) gives beta = inf (notebook 10)."""
+    sent = np.array([ring_bytes(s, workers) for s in sizes], dtype=float)
+    took = np.asarray(seconds, dtype=float)
+    if workers < 2 or len(set(sent)) < 2 or len(sent) != len(took) or took.min() <= 0:
+        raise ValueError("Fitting alpha and beta needs two or more workers and positive times "
+                         f"of all-reduces of two or more sizes; got {workers} workers, sizes "
+                         f"{list(sizes)} and seconds {list(seconds)}.")
+    slope, alpha = np.polyfit(sent, took, 1, w=1 / took)
+    if alpha < 0:
+        alpha, slope = 0.0, float(np.sum(sent / took) / np.sum((sent / took) ** 2))
+    return float(alpha), (1 / float(slope) if slope > 0 else math.inf)
+
+
+def predicted_efficiency(step, all_reduce):
+    """Scaling efficiency predicted when every worker keeps the one-worker step's `step`
+    seconds (the same per-worker batch) and adds an all-reduce of `all_reduce` seconds that
+    nothing overlaps: step / (step + all_reduce) (notebook 10)."""
+    if step <= 0 or all_reduce < 0:
+        raise ValueError(f"A step takes positive seconds and an all-reduce 0 or more: "
+                         f"{step}, {all_reduce}.")
+    return step / (step + all_reduce)
