@@ -19,7 +19,8 @@ import tensorflow as tf
 from keras import layers
 
 NOTEBOOK = "11_inference_and_edge"
-ON_THE_PAGE = ("saved_model", "to_tflite", "load_tflite", "run_tflite", "top5", "zoo_classifiers")
+ON_THE_PAGE = ("saved_model", "to_tflite", "load_tflite", "run_tflite", "delegated", "census",
+               "top5", "zoo_classifiers")
 # ImageNet's domestic cats, as its labels file names them
 CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Siamese",
                "Egyptian cat")
@@ -124,6 +125,42 @@ def test_int8_classifies_the_validation_pictures_within_2_points_of_float32(tmp_
                                                 images)[:, 0] > 0.5) == labels)
                 for variant in ("tflite_float32", "tflite_int8")}
     assert accuracy["tflite_float32"] - accuracy["tflite_int8"] <= 0.02, accuracy
+
+
+def test_delegated_walks_back_from_a_delegates_outputs_to_its_inputs():
+    """Tensors 0 -> A -> 1 -> B -> 2 -> C -> 3 -> D -> 4, with a delegate that took B and C
+    (its inputs: tensor 1 and B's weights, tensor 9); A and D stay outside."""
+    ops = [{"index": 0, "op_name": "QUANTIZE", "inputs": [0], "outputs": [1]},
+           {"index": 1, "op_name": "CONV_2D", "inputs": [1, 9], "outputs": [2]},
+           {"index": 2, "op_name": "MAX_POOL_2D", "inputs": [2], "outputs": [3]},
+           {"index": 3, "op_name": "QUANTIZE", "inputs": [3], "outputs": [4]},
+           {"index": 4, "op_name": "DELEGATE", "inputs": [1, 9], "outputs": [3]}]
+    assert page.delegated(ops) == {1, 2}
+    assert page.delegated(ops[:4]) == set()  # no delegate: nothing delegated
+
+
+def test_census_counts_the_files_ops_bytes_and_what_xnnpack_runs(course_net):
+    paths = course_net[2]
+    found = {(variant, xnnpack): page.census(page.load_tflite(paths[variant], xnnpack))
+             for variant in ("tflite_float32", "tflite_dynamic", "tflite_int8")
+             for xnnpack in (True, False)}
+    for (variant, xnnpack), row in found.items():
+        left = row["left to TFLite"].split(", ")
+        assert len(left) + row["by XNNPACK"] == row["ops"], (variant, xnnpack)
+        if xnnpack:  # the convolutions and dense layers of all three, dynamic range included
+            assert "CONV_2D" not in left and "FULLY_CONNECTED" not in left, (variant, row)
+        else:
+            assert row["by XNNPACK"] == 0, variant
+    f32, dynamic, int8 = (found[v, True] for v in ("tflite_float32", "tflite_dynamic",
+                                                    "tflite_int8"))
+    assert f32["weights MB"] == pytest.approx(paths["tflite_float32"].stat().st_size / 1e6,
+                                              rel=0.05)
+    assert f32["weights MB"] > 3 * dynamic["weights MB"] and f32["weights MB"] > 3 * int8[
+        "weights MB"]
+    assert dynamic["activations MB"] == f32["activations MB"]  # float32 between the ops
+    assert int8["activations MB"] < f32["activations MB"] / 3  # one byte a value, not four
+    assert (f32["QUANTIZE/DEQUANTIZE"], dynamic["QUANTIZE/DEQUANTIZE"],
+            int8["QUANTIZE/DEQUANTIZE"]) == (0, 0, 2)  # uint8 in, uint8 out
 
 
 def test_bad_inputs_get_clear_errors(tmp_path):
