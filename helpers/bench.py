@@ -1,15 +1,18 @@
 """Benchmark a course network: images/s, slowdown against in-memory data, FLOP/s and share of
-the measured peak (notebooks 07 and 08). `python -m tools.bench` records such runs into results/."""
+the measured peak (notebooks 07 and 08), and three GPU rules a learner checks on a first GPU
+run, each predicted, then measured. `python -m tools.bench` records such runs into results/."""
 
 import math
+import statistics
 
 import keras
 import numpy as np
 
-from . import config, hardware, models, peak, results
+from . import compare, config, hardware, models, peak, results
 from .timing import step_stats, time_fit
 
-__all__ = ["MODELS", "build", "run", "synthetic_data"]
+__all__ = ["GPU_RULES", "MODELS", "build", "gpu_rules", "nhwc_vs_nchw", "run", "synthetic_data",
+           "tensor_core_shapes", "uint8_vs_float32_copy"]
 
 # name -> how to build it (augment=False when the input pipeline augments), classes, default batch
 MODELS = {
@@ -27,13 +30,14 @@ def _check(name, choices, what):
         raise ValueError(f"Unknown {what} {name!r}; choose one of {', '.join(choices)}.")
 
 
-def build(name, augment=True):
-    """A bench network compiled with Adam and its cross-entropy (notebooks 07 and 08)."""
+def build(name, augment=True, jit_compile="auto"):
+    """A bench network compiled with Adam and its cross-entropy; `jit_compile` as Keras takes it
+    ("auto": XLA where Keras' rules allow it, never with augmentation layers) (notebooks 07, 08)."""
     _check(name, MODELS, "model")
     builder, classes, _ = MODELS[name]
     model = builder(augment)
     loss = "binary_crossentropy" if classes == 1 else "sparse_categorical_crossentropy"
-    model.compile(optimizer="adam", loss=loss)
+    model.compile(optimizer="adam", loss=loss, jit_compile=jit_compile)
     return model
 
 
@@ -47,9 +51,11 @@ def synthetic_data(model, batch_size, batches, seed=config.SEED):
 
 
 def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source=None, steps=None,
-        warmup=None, dtype="float32", usage=None, command=None, label="custom", augment=True):
+        warmup=None, dtype="float32", usage=None, command=None, label="custom", augment=True,
+        jit_compile="auto"):
     """A record of `steps` timed training steps of `model` on `device`, on a repeating dataset
-    or PyDataset `source` if given, and on synthetic data (notebooks 07 and 08)."""
+    or PyDataset `source` if given, and on synthetic data; `jit_compile` as `build` takes it, the
+    record says what was asked and whether XLA compiled the step (notebooks 07 and 08)."""
     _check(model, MODELS, "model")
     _check(dtype, ("float32", "bfloat16", "float16"), "dtype")
     if isinstance(source, str):
@@ -65,14 +71,14 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source=None
            "source": "synthetic" if source is None else label, "dtype": dtype,
            "workers": getattr(source, "workers", None),  # a PyDataset's
            "use_multiprocessing": getattr(source, "use_multiprocessing", None),
-           "timed_steps": steps, "warmup_steps": warmup}
+           "timed_steps": steps, "warmup_steps": warmup, "jit_compile": jit_compile}
     command = command or (f"bench.run({model!r}, {device!r}, {batch_size}, source="
                           f"{job['source']!r}, steps={steps}, warmup={warmup}, dtype={dtype!r})")
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float32" if dtype == "float32" else f"mixed_{dtype}")
     try:
         with keras.device(device):
-            net, timed = build(model, augment), {}
+            net, timed = build(model, augment, jit_compile), {}
             if source is not None:
                 _mark(usage, f"{label} start")
                 timed["real"] = time_fit(net, source, batch_size, steps, warmup)
@@ -112,6 +118,7 @@ def _record(job, net, timed, usage, command):
     top = peak.measured_peak(job["device"], job["dtype"], config.settings("bench").peak_sizes)
     return {"kind": "recorded", **job, "parameters": net.count_params(),
             "augment_in_model": any(layer.name == "augmentation" for layer in net.layers),
+            "xla": bool(net.jit_compile),  # what Keras resolved jit_compile to
             "images_per_s": speed, "step_s": stats, "synthetic_images_per_s": synthetic,
             "input_wait_share": max(0.0, 1 - speed / synthetic),
             "forward_flops_per_image": forward, "training_flops_per_image": training,
@@ -121,3 +128,187 @@ def _record(job, net, timed, usage, command):
             "hardware": hardware.describe(), "date": results.now(), "command": command,
             **watched}
 
+
+
+# Three rules a learner checks on a first GPU run, each a prediction printed beside its
+# measurement and compare.ratio's verdict (`python -m tools.bench --rules`, make bench-gpu).
+GPU_RULES = ("tensor_core_shapes", "nhwc_vs_nchw", "uint8_vs_float32_copy")
+_NOT_ON_A_CPU = ("skipped on {device}: it is about a GPU (Tensor Cores, cuDNN's layouts, PCIe); "
+                 "run it on a GPU (make bench-gpu), or rehearse it on the CPU with "
+                 "make test-gpu-rehearsal")
+
+
+def _sizes(batch, pixels):
+    """The rules' convolution batch and picture side: a ResNet stage's 56 x 56 at batch 128,
+    or a tiny one in the `smoke` profile (the rehearsal runs them on a CPU)."""
+    smoke = config.profile() == "smoke"
+    return batch or (2 if smoke else 128), pixels or (8 if smoke else 56)
+
+
+def _convolutions(device, dtype, shape, filters, data_format="channels_last", repeats=4,
+                  transpose=False):
+    """A call that runs `repeats` 3x3 convolutions of a `shape` batch into `filters` channels on
+    `device` and waits for them (`transpose`: NCHW data transposed around an NHWC convolution),
+    and the FLOPs of one call."""
+    from .timing import wait_for
+
+    channels = shape[-1] if data_format == "channels_last" else shape[1]
+    with keras.device(device):
+        x = keras.random.normal(shape, dtype=dtype, seed=1)
+        kernel = keras.random.normal((3, 3, channels, filters), dtype=dtype, seed=2)
+
+    def convolve():
+        for _ in range(repeats):
+            if transpose:  # NCHW through an NHWC convolution, as cuDNN does it
+                y = keras.ops.transpose(keras.ops.conv(keras.ops.transpose(
+                    x, (0, 2, 3, 1)), kernel, padding="same"), (0, 3, 1, 2))
+            else:
+                y = keras.ops.conv(x, kernel, padding="same", data_format=data_format)
+        return y
+
+    if keras.backend.backend() == "tensorflow":  # a graph, as fit runs a step; TensorFlow's
+        import tensorflow as tf  # graph optimizer may change the layout (on a CPU: NCHW's)
+
+        convolve = tf.function(convolve)
+
+    def call():
+        with keras.device(device):
+            return wait_for(convolve())
+
+    return call, repeats * 2 * 9 * channels * filters * math.prod(shape) // channels
+
+
+def _n(x):
+    """A figure to three digits, thousands with commas: 0.000384, 14.2, 3,757."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _alternate(work, units, unit, names=None):
+    c = config.settings("compare")
+    speeds = compare.alternate(work, units, rounds=c.rounds, seconds=c.seconds)
+    a, b = names or list(work)
+    return speeds, compare.ratio(speeds[a], speeds[b], (a, b), unit=unit)
+
+
+def tensor_core_shapes(device, gpu_name=None, dtype="float16", channels=(64, 63), batch=None,
+                       pixels=None):
+    """Rule (a): a convolution with channels a multiple of 8 against one without, in GFLOP/s
+    (NVIDIA's "Deep Learning Performance" guide: float16 Tensor Cores want multiples of 8)."""
+    batch, pixels = _sizes(batch, pixels)
+    work, flops = {}, {}
+    for c in channels:
+        work[f"{c}-channel conv"], flops[f"{c}-channel conv"] = _convolutions(
+            device, dtype, (batch, pixels, pixels, c), c)
+    a, b = work
+    sheet = hardware.gpu_datasheet(gpu_name)
+    gain = sheet and sheet[1]["tflops"].get(dtype, 0) / sheet[1]["tflops"]["float32"]
+    top = (f"{gain:.1f}x (the {sheet[0]} datasheet's {dtype} over float32: {b} off the Tensor "
+           "Cores)" if gain else "the Tensor Cores' gain (no datasheet figure for this GPU)")
+    more = flops[a] / flops[b]
+    prediction = (f"the {a} (in and out) does {more:.3f}x the FLOPs of the {b}; NVIDIA's guide "
+                  f"wants {dtype} channels a multiple of 8 for the Tensor Cores, so expect the "
+                  f"{a} at {more:.3f}x the other's FLOP/s (cuDNN pads {channels[1]} channels to "
+                  f"{-(-channels[1] // 8) * 8}: the same time) up to {top}")
+    speeds, verdict = _alternate(work, {k: v / 1e9 for k, v in flops.items()}, "GFLOP/s")
+    return _rule("tensor-core shapes", device, dtype, prediction, speeds, "GFLOP/s", verdict)
+
+
+def nhwc_vs_nchw(device, gpu_name=None, dtype="float16", channels=64, batch=None, pixels=None):
+    """Rule (b): the same convolution on NHWC (Keras' channels_last) and NCHW (channels_first)
+    data, in convolutions/s; the prediction: NCHW's two transposes at the measured bandwidth."""
+    batch, pixels = _sizes(batch, pixels)
+    shapes = {"NHWC": (batch, pixels, pixels, channels), "NCHW": (batch, channels, pixels, pixels)}
+    work = {k: _convolutions(device, dtype, s, channels, fmt, repeats=1)[0] for (k, s), fmt
+            in zip(shapes.items(), ("channels_last", "channels_first"), strict=True)}
+    try:
+        work["NCHW"]()
+        how = ""
+    except Exception as e:  # TensorFlow on a CPU (the rehearsal) has no NCHW convolution
+        if type(e).__name__ != "UnimplementedError":
+            raise
+        work["NCHW"] = _convolutions(device, dtype, shapes["NCHW"], channels, repeats=1,
+                                     transpose=True)[0]
+        how = " (no NCHW convolution on this device: NCHW is transposed around an NHWC one)"
+    moved = 2 * 2 * math.prod(shapes["NHWC"]) * np.dtype(dtype).itemsize  # in + out, read + write
+    gbs = peak.measured_bandwidth(device, megabytes=16 if config.profile() == "smoke" else 256)
+    extra_ms = moved / gbs * 1e3
+    prediction = (f"cuDNN's Tensor Core kernels take NHWC (NVIDIA's guide), so NCHW input and "
+                  f"output are transposed: {_n(moved / 1e6)} MB read and written at the "
+                  f"{_n(gbs / 1e9)} GB/s measured now, {_n(extra_ms)} ms more a convolution")
+    top = peak.published_peak(gpu_name, dtype)
+    if top:  # the convolution's own time at the datasheet's peak
+        conv_ms = 2 * 9 * channels * math.prod(shapes["NHWC"]) / top * 1e3
+        prediction += (f" of {_n(conv_ms)} ms at the datasheet's {dtype} peak: NHWC up to "
+                       f"{_n((conv_ms + extra_ms) / conv_ms)}x as fast")
+    speeds, verdict = _alternate(work, 1, "convolutions/s")
+    return _rule("NHWC vs NCHW", device, dtype, prediction + how, speeds, "convolutions/s",
+                 verdict)
+
+
+def _to_device(device):
+    """A call that copies a host array onto `device` and waits until it is there."""
+    if keras.backend.backend() == "jax":
+        import jax
+
+        kind, _, index = device.partition(":")
+        target = jax.devices(kind)[int(index or 0)]
+        return lambda x: jax.device_put(x, target).block_until_ready()
+    import tensorflow as tf
+
+    def copy(x):
+        with tf.device(device):
+            y = tf.identity(x)  # host to device, as fit's batches go
+        return y[0, 0, 0, 0].numpy()  # one number back: waits for the copy
+
+    return copy
+
+
+def uint8_vs_float32_copy(device, gpu_name=None, batch=None, pixels=None):
+    """Rule (c): one batch of pictures copied host to device as uint8 and as float32, in
+    batches/s; the prediction: 4x the bytes, at the bandwidth of a large copy measured first."""
+    from .timing import first_and_median
+
+    smoke = config.profile() == "smoke"  # else the 128-px network's batch
+    batch, pixels = batch or (2 if smoke else 32), pixels or (8 if smoke else 128)
+    rng = np.random.default_rng(config.SEED)
+    pictures = {"uint8": rng.integers(0, 256, (batch, pixels, pixels, 3), dtype=np.uint8)}
+    pictures["float32"] = pictures["uint8"].astype("float32")
+    sizes = {k: v.nbytes for k, v in pictures.items()}
+    copy, big = _to_device(device), np.ones((8 * batch, pixels, pixels, 3), dtype="float32")
+    gbs = big.nbytes / first_and_median(lambda: copy(big), 3)[1] / 1e9
+    times = ", ".join(f"{k} {_n(v / gbs / 1e6)} ms" for k, v in sizes.items())
+    prediction = (f"a batch of {batch} {pixels}-px pictures is {_n(sizes['uint8'] / 1e6)} MB as "
+                  f"uint8 and {_n(sizes['float32'] / 1e6)} MB as float32 (4x); at the "
+                  f"{_n(gbs)} GB/s of a {_n(big.nbytes / 1e6)} MB copy measured now: {times}, "
+                  "uint8 up to 4x as fast (less where a copy's fixed cost weighs)")
+    work = {f"{k} batch": (lambda x=x: copy(x)) for k, x in pictures.items()}
+    speeds, verdict = _alternate(work, 1, "batches/s")
+    return _rule("uint8 vs float32 over PCIe", device, "uint8/float32", prediction, speeds,
+                 "batches/s", verdict)
+
+
+def _rule(name, device, dtype, prediction, speeds, unit, verdict):
+    measured = ", ".join(f"{k} {_n(statistics.median(v))} {unit}" for k, v in speeds.items())
+    return {"rule": name, "device": device, "dtype": dtype, "prediction": prediction,
+            "measured": f"{measured} (median of {len(next(iter(speeds.values())))} rounds)",
+            "verdict": verdict["verdict"], "ratio": verdict["ratio"], "text": verdict["text"],
+            "speeds": speeds}
+
+
+def gpu_rules(device, gpu_name=None):
+    """Each GPU rule on `device` (prediction, measurement, verdict); on a CPU each is skipped with
+    the reason (make bench-gpu; make test-gpu-rehearsal runs them on a CPU under a fake GPU)."""
+    rules = (tensor_core_shapes, nhwc_vs_nchw, uint8_vs_float32_copy)
+    if device.startswith("cpu"):
+        return [{"rule": rule.__name__, "device": device,
+                 "skipped": _NOT_ON_A_CPU.format(device=device)} for rule in rules]
+    return [rule(device, gpu_name) for rule in rules]
+
+
+def rule_lines(found):
+    """A rule's result as the lines the recording command prints."""
+    if "skipped" in found:
+        return [f"GPU rule {found['rule']}: {found['skipped']}"]
+    return [f"GPU rule: {found['rule']} on {found['device']} ({found['dtype']})",
+            f"  predict: {found['prediction']}", f"  measure: {found['measured']}",
+            f"  verdict: {found['text']}"]

@@ -4,15 +4,18 @@ import contextlib
 import functools
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 
 import psutil
 
-__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpus", "mixed_precision_support",
-           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "theoretical_peaks",
-           "threads", "versions"]
+from .published import GPU_DATASHEETS
+
+__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpu_datasheet", "gpu_roof_shares",
+           "gpus", "mixed_precision_support", "nvidia_smi_gpus", "summary", "table",
+           "tensorflow_devices", "theoretical_peaks", "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")
@@ -78,6 +81,45 @@ def theoretical_peaks(info=None):
     return {dtype: per * cores * ghz * 1e9 if per else None
             for dtype, per in zip(("float32", "bfloat16"), per_cycle)} | {
         "per_cycle": per_cycle, "cores": cores, "ghz": ghz, "unit": unit}
+
+
+def gpu_datasheet(gpu_name):
+    """(sheet name, NVIDIA's datasheet figures from helpers.published) of the GPU whose sheet's
+    name is a word of `gpu_name` ("Tesla T4", "NVIDIA H200": an "NVIDIA L40S" is no L4), else
+    None (notebook 00)."""
+    words = re.findall(r"[A-Za-z0-9]+", gpu_name or "")
+    return next(((name, GPU_DATASHEETS[name]) for name in GPU_DATASHEETS if name in words), None)
+
+
+def gpu_roof_shares(info, limits):
+    """Lines: each GPU's measured roofs (`limits` as notebook 00 keeps them: the best multiply
+    GFLOP/s per "gpu:N dtype", GB/s of `x + 1` per "gpu:N") as shares of its datasheet's dense
+    peaks and memory bandwidth; [] without a GPU (notebook 00)."""
+    names = [d.get("gpu_name") for d in info["tensorflow_devices"] if d["type"] == "GPU"]
+    names = names or [g["name"] for g in info["gpus"]]  # another backend: nvidia-smi's names
+    lines = []
+    for i, name in enumerate(names):
+        found, device = gpu_datasheet(name), f"gpu:{i}"
+        if not found:
+            lines.append(f"{device} ({name}): unknown GPU: no datasheet figure")
+            continue
+        sheet, tflops = found[1], found[1]["tflops"]
+        lines.append(f"{device} ({name}) against the {sheet['source']} (published):")
+        for dtype in ("float32", "bfloat16", "float16"):
+            line = limits["matmul_gflops"].get(f"{device} {dtype}")
+            if not line or dtype not in tflops:
+                continue
+            measured = max(line[1]) / 1e3  # TFLOP/s
+            text = (f"  {dtype}: measured {measured:,.1f} TFLOP/s, {measured / tflops[dtype]:.0%} "
+                    f"of the datasheet's {tflops[dtype]:,.1f}")
+            if dtype == "float32" and "tf32" in tflops:  # TensorFlow multiplies float32 as TF32
+                text += f", {measured / tflops['tf32']:.0%} of its TF32 {tflops['tf32']:,.0f}"
+            lines.append(text)
+        gbs = limits["bandwidth_gbs"].get(device)
+        if gbs:
+            lines.append(f"  memory: measured {gbs:,.0f} GB/s, {gbs / sheet['bandwidth_gbs']:.0%} "
+                         f"of the datasheet's {sheet['bandwidth_gbs']:,} GB/s")
+    return lines
 
 
 def _number(text):

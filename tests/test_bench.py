@@ -79,16 +79,25 @@ def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(mo
     monkeypatch.setattr(recorder.peak, "devices", lambda: ["cpu:0", "gpu:0"])
     monkeypatch.setattr(recorder.peak, "supported_dtypes",
                         lambda device: ["float32", "float16", "bfloat16"])
-    gpu = plan(["--all", "--device", "gpu"])  # (model, device, batch, source, ..., dtype)
+    gpu = plan(["--all", "--device", "gpu"])  # (model, device, batch, source, ..., jit, dtype)
     assert {(run[0], run[-1]) for run in gpu} == {
         (m, t) for m in bench.MODELS for t in ("float32", "float16", "bfloat16")}
     assert {run[1] for run in gpu} == {"gpu:0"} and {run[3] for run in gpu} == {"synthetic"}
-    assert sorted(run[2] for run in gpu if run[0] == "cifar10_net" and run[-1] == "float16") == [
-        128, 256, 512, 1024]
-    assert [run[2] for run in gpu if run[0] == "cats_dogs_deep" and run[-1] == "float16"] == [32]
+    as_it_comes = [run for run in gpu if run[6] is None]
+    assert sorted(run[2] for run in as_it_comes
+                  if run[0] == "cifar10_net" and run[-1] == "float16") == [128, 256, 512, 1024]
+    assert [run[2] for run in as_it_comes
+            if run[0] == "cats_dogs_deep" and run[-1] == "float16"] == [32]
+    # the XLA pair: every network in every format at its own batch, jit_compile both ways
+    assert sorted((run[0], run[2], str(run[6]), run[-1]) for run in gpu if run[6]) == sorted(
+        (m, bench.MODELS[m][2], j, t) for m in bench.MODELS for j in ("auto", "True")
+        for t in ("float32", "float16", "bfloat16"))
     everything = plan(["--all"])  # the CPU in float32, with the input-pipeline runs
     assert {run[-1] for run in everything if run[1] == "cpu:0"} == {"float32"}
     assert {run[3] for run in everything if run[1] == "cpu:0"} == {"synthetic", "jpeg", "python"}
+    assert {run[6] for run in everything if run[1] == "cpu:0"} == {None}  # make bench as before
+    assert {run[6] for run in plan(["--all", "--device", "cpu", "--xla", "both"])} == {
+        None, "auto", True}  # on the CPU only when asked
 
 
 def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
@@ -98,13 +107,23 @@ def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
 
 
 @pytest.mark.usefixtures("fake_gpu")
-def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed_peak, tmp_path):
+def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed_peak, tmp_path,
+                                                                         capsys):
     # two Tesla T4s (tests/gpu_rehearsal.py) whose work runs on the CPU
     recorder.main(["--all", "--device", "gpu", "--model", "mnist_cnn", "--dtype", "float16",
                 "--batch", "8", "--steps", "3", "--warmup", "0", "--record", "--out",
                 str(tmp_path)])
-    found = results.load(tmp_path)
-    assert sorted(r["device"] for r in found) == ["gpu:0", "gpu:1"]
+    found = results.load(tmp_path)  # as it comes, then the XLA pair, on each GPU
+    gpus = ("gpu:0", "gpu:1")
+    assert sorted((r["device"], str(r["jit_compile"])) for r in found) == sorted(
+        [(d, "auto") for d in gpus] * 2 + [(d, "True") for d in gpus])
+    assert all(r["xla"] for r in found)  # no augmentation layers: XLA on both ways on a GPU
+    assert len(list(tmp_path.glob("*_b8_float16_xla-on.json"))) == 2
+    rules = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("*_gpu_rules_gpu*.json"))]
+    assert [[r["rule"] for r in rec["rules"]] for rec in rules] == [
+        ["tensor-core shapes", "NHWC vs NCHW", "uint8 vs float32 over PCIe"]] * 2
+    out = capsys.readouterr().out  # each rule: its prediction, measurement and verdict
+    assert out.count("  predict: ") == out.count("  measure: ") == out.count("  verdict: ") == 6
     for r in found:
         assert r["device_name"] == "Tesla T4" and r["dtype"] == "float16"
         assert results.machine_name(r) == "Tesla T4"
@@ -112,6 +131,31 @@ def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed
         assert r["power_w"][f"gpu{index}_power_w"] > 0
         assert any(f"gpu{index}_pct" in sample for sample in r["timeline"]["samples"])
     assert len(list(tmp_path.glob("*_tesla-t4_mnist_cnn_gpu[01]_synthetic_b8_float16.json"))) == 2
+
+
+def test_jit_compile_is_recorded_and_augmentation_layers_refuse_xla(fixed_peak):
+    assert bench.build("cats_dogs_original", augment=False, jit_compile=True).jit_compile is True
+    with pytest.warns(UserWarning, match="doesn't support `jit_compile=True`"):
+        assert bench.build("cats_dogs_original", jit_compile=True).jit_compile is False
+    record = bench.run("mnist_cnn", batch_size=8, steps=3, warmup=0, jit_compile=True)
+    assert record["jit_compile"] is True and record["xla"] is True
+    default = bench.run("mnist_cnn", batch_size=8, steps=3, warmup=0)  # a CPU-only machine
+    assert default["jit_compile"] == "auto" and default["xla"] is False
+
+
+def test_on_a_cpu_the_gpu_rules_say_why_they_are_skipped(capsys):
+    recorder.main(["--rules", "--device", "cpu:0"])
+    out = capsys.readouterr().out
+    assert out.count("skipped on cpu:0: it is about a GPU") == 3 and "predict" not in out
+
+
+@pytest.mark.parametrize("rule", bench.GPU_RULES)
+def test_each_gpu_rule_prints_a_prediction_from_its_numbers_a_measurement_and_a_verdict(rule):
+    found = getattr(bench, rule)("cpu:0", "Tesla T4")  # any device runs it; only a GPU means it
+    lines = bench.rule_lines(found)
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["predict", "measure", "verdict"]
+    assert found["verdict"] in ("faster", "slower", "same", "inconclusive")
+    assert any(c.isdigit() for c in found["prediction"]) and len(found["speeds"]) == 2
 
 
 def test_bad_names_get_clear_errors():

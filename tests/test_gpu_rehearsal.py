@@ -52,3 +52,20 @@ def test_the_monitor_samples_each_gpu_and_the_plot_draws_a_line_for_each():
     assert {"gpu0_pct", "gpu1_pct", "gpu0_power_w"} <= set(watch.samples[-1])
     legend = [t.get_text() for t in plots.utilization(watch).axes[0].get_legend().get_texts()]
     assert legend == ["CPU %", "GPU0 %", "GPU1 %"]
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_the_gpu_rules_each_print_a_prediction_a_measurement_and_a_verdict():
+    from helpers import bench
+
+    found = bench.gpu_rules("gpu:0", "Tesla T4")  # on the CPU here: the verdicts mean nothing
+    assert [r["rule"] for r in found] == ["tensor-core shapes", "NHWC vs NCHW",
+                                          "uint8 vs float32 over PCIe"]
+    for r in found:
+        lines = bench.rule_lines(r)
+        assert [x.split(":")[0].strip() for x in lines[1:]] == ["predict", "measure", "verdict"]
+        assert r["verdict"] in ("faster", "slower", "same", "inconclusive")
+    assert "8.0x (the T4 datasheet's float16 over float32" in found[0]["prediction"]
+    limits = {"matmul_gflops": {"gpu:0 float16": ([512], [65.0])}, "bandwidth_gbs": {}}
+    assert hardware.gpu_roof_shares(hardware.describe(), limits)[1] == (
+        "  float16: measured 0.1 TFLOP/s, 0% of the datasheet's 65.0")

@@ -102,3 +102,25 @@ def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
     no_fma = info("old", ghz=2.0)
     no_fma["simd"] = ["sse4_2"]
     assert hardware.theoretical_peaks(no_fma) is None
+
+
+def test_a_gpu_finds_its_own_datasheet_and_no_other():
+    assert hardware.gpu_datasheet("Tesla T4")[0] == "T4"
+    assert hardware.gpu_datasheet("NVIDIA H200")[0] == "H200"
+    assert hardware.gpu_datasheet("NVIDIA L40S") is None  # no L4
+
+
+def test_a_gpus_roofs_are_shares_of_its_datasheet_and_an_unknown_gpu_says_so():
+    info = {"tensorflow_devices": [{"type": "GPU", "gpu_name": "NVIDIA A100-SXM4-40GB"},
+                                   {"type": "GPU", "gpu_name": "Some New GPU"}], "gpus": []}
+    limits = {"matmul_gflops": {"gpu:0 float32": ([4096], [15_600.0]),
+                                "gpu:0 float16": ([4096], [156_000.0])},
+              "bandwidth_gbs": {"gpu:0": 1_244.0}}
+    lines = hardware.gpu_roof_shares(info, limits)
+    assert "A100 Tensor Core GPU datasheet" in lines[0]
+    assert lines[1] == ("  float32: measured 15.6 TFLOP/s, 80% of the datasheet's 19.5, 10% of "
+                        "its TF32 156")
+    assert lines[2] == "  float16: measured 156.0 TFLOP/s, 50% of the datasheet's 312.0"
+    assert lines[3] == "  memory: measured 1,244 GB/s, 80% of the datasheet's 1,555 GB/s"
+    assert lines[4] == "gpu:1 (Some New GPU): unknown GPU: no datasheet figure"
+    assert hardware.gpu_roof_shares({"tensorflow_devices": [], "gpus": []}, limits) == []

@@ -4,11 +4,16 @@
     python -m tools.bench --model cats_dogs_original --source python --workers 4
     python -m tools.bench --all --record                # every network on every device
     python -m tools.bench --all --device gpu --record   # every GPU only (make bench-gpu)
+    python -m tools.bench --rules --device gpu          # the three GPU rules only
     KERAS_BACKEND=jax python -m tools.bench --all --device gpu --record   # no TensorFlow
 
 `--all` runs every network in every number format the device supports (CPUs: float32), the
 batch sweep, a utilisation and power timeline per run, and the training-memory peaks
-(helpers.memory); `--record` writes the records into results/ (helpers.results).
+(helpers.memory); on a GPU also each network with augmentation moved out of it, XLA both ways
+(Keras' default jit_compile and jit_compile=True), and the three GPU rules (helpers.bench:
+Tensor Core shapes, NHWC against NCHW, uint8 against float32 batches over PCIe), each a
+prediction printed beside its measurement and verdict. `--record` writes the records into
+results/ (helpers.results).
 """
 
 import argparse
@@ -16,8 +21,11 @@ import math
 import os
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from helpers import bench, config, hardware, monitor, peak, results
 
@@ -66,6 +74,13 @@ def _parser():
                    "operation may use (default: all)")
     p.add_argument("--inter-threads", type=int, help="TensorFlow inter-op threads: operations "
                    "run side by side (default: chosen by TensorFlow)")
+    p.add_argument("--xla", choices=["auto", "both"],
+                   help="auto: Keras' default jit_compile only; both: also each network without "
+                        "its augmentation layers (they refuse XLA) with the default and with "
+                        "jit_compile=True (default: both on a GPU with --all, else auto)")
+    p.add_argument("--rules", action="store_true",
+                   help="the GPU rules (Tensor Core shapes, NHWC/NCHW, uint8/float32 over PCIe) "
+                        "on each device, each predicted, then measured (--all: on every GPU)")
     p.add_argument("--record", action="store_true", help="save each record in results/")
     p.add_argument("--out", help="folder --record writes into (default: results/)")
     p.add_argument("--list", action="store_true", help="list models and devices, then stop")
@@ -86,15 +101,25 @@ def _devices(names):
     return found
 
 
+def _xla_pair(args, device):
+    """Whether `device` gets the XLA pair: each network without augmentation, jit both ways."""
+    return args.xla == "both" or (args.xla is None and args.all and not device.startswith("cpu"))
+
+
 def _plan(args):
-    """(model, device, batch, source, workers, multiprocessing, dtype) of every run asked for."""
+    """(model, device, batch, source, workers, multiprocessing, jit, dtype) of every run asked
+    for; jit None: as the network comes (Keras' default), else "auto" or True on the network
+    without its augmentation layers (the XLA pair)."""
     names, dtypes = args.model or list(bench.MODELS), args.dtype
     if not args.all:
         if not args.model:
+            if args.rules:
+                return []
             raise SystemExit("Name a model with --model (one of: " + ", ".join(bench.MODELS)
                              + ") or use --all; --help explains every option.")
-        return [(m, d, b, args.source, args.workers, args.multiprocessing, t) for m in names
+        return [(m, d, b, args.source, args.workers, args.multiprocessing, j, t) for m in names
                 for d in _devices(args.device or ["cpu:0"]) for b in args.batch or [None]
+                for j in ([None, "auto", True] if _xla_pair(args, d) else [None])
                 for t in dtypes or ["float32"]]
     plan = []
     for device in _devices(args.device):
@@ -104,10 +129,14 @@ def _plan(args):
                 batches = args.batch or [bench.MODELS[m][2]]
                 if m in SWEEP:  # the batch sweep
                     batches = sorted({b * k for b in batches for k in (1, 2, 4, 8)})
-                plan += [(m, device, b, "synthetic", 1, False, dtype) for b in batches]
+                plan += [(m, device, b, "synthetic", 1, False, None, dtype) for b in batches]
+                if _xla_pair(args, device):  # at the network's own batch
+                    plan += [(m, device, batches[0], "synthetic", 1, False, jit, dtype)
+                             for jit in ("auto", True)]
     if any(job[1] == "cpu:0" for job in plan) and args.model is None:
         if keras.backend.backend() == "tensorflow":
-            plan += [(m, "cpu:0", None, s, w, mp, "float32") for m, s, w, mp in ALL_PIPELINE_RUNS]
+            plan += [(m, "cpu:0", None, s, w, mp, None, "float32")
+                     for m, s, w, mp in ALL_PIPELINE_RUNS]
         else:
             print(f"Left out on {keras.backend.backend()}: the input-pipeline runs (tf.data "
                   "against the Python loader) need TensorFlow.")
@@ -174,6 +203,32 @@ def _memory(device, jobs, command, folder):
         print(f"  -> {results.write_json(f'{folder}/{name}', record)}")
 
 
+def _save(record, folder, jit):
+    """results.save's file; the XLA pair's gets `_xla-auto` or `_xla-on` after its name, so
+    that it never replaces the run of the network as it comes."""
+    if jit is None:
+        return results.save(record, folder)
+    with tempfile.TemporaryDirectory() as scratch:
+        made = Path(results.save(record, scratch))
+        return Path(shutil.move(made, Path(folder) / f"{made.stem}_xla-"
+                                      f"{'on' if jit is True else 'auto'}.json"))
+
+
+def _rules(device, command, folder):
+    """The GPU rules on `device` (helpers.bench), printed, and written as one record into
+    `folder` unless it is None; on a CPU each says why it is skipped."""
+    found = bench.gpu_rules(device, device_name(device))
+    for rule in found:
+        print("\n".join(bench.rule_lines(rule)))
+    if folder and not device.startswith("cpu"):
+        record = {"kind": "recorded", "what": "GPU rules", "device": device, "rules": found,
+                  "backend": keras.backend.backend(), "device_name": device_name(device),
+                  "hardware": hardware.describe(), "date": results.now(), "command": command}
+        slug = re.sub(r"[^a-z0-9]+", "-", results.machine_name(record).lower()).strip("-")
+        name = f"{record['date'][:10]}_{slug}_gpu_rules_{device.replace(':', '')}.json"
+        print(f"  -> {results.write_json(f'{folder}/{name}', record)}")
+
+
 def main(argv=None):
     from tqdm import tqdm
 
@@ -202,19 +257,22 @@ def main(argv=None):
     warmup = default.warmup if args.warmup is None else args.warmup
     done, started, plan = [], time.perf_counter(), _plan(args)
     bar = tqdm(plan, desc="bench", unit="run", disable=len(plan) < 2)  # time left, on stderr
-    for model, device, batch, source, workers, mp, dtype in bar:
+    for model, device, batch, source, workers, mp, jit, dtype in bar:
         batch = batch or bench.MODELS[model][2]
         try:
             real, used, augment = _source(model, batch, source, workers, mp, steps, warmup)
             with monitor.Utilization(interval=0.25) as usage:
                 record = bench.run(model, device, batch, real, steps, used, dtype, usage=usage,
-                                   command=command, label=source, augment=augment)
+                                   command=command, label=source, augment=augment and jit is None,
+                                   jit_compile="auto" if jit is None else jit)
         except ValueError as e:  # a bad combination of options: say which, without a traceback
             raise SystemExit(f"python -m tools.bench: {e}") from e
         record["device_name"] = device_name(device)  # which of the machine's devices ran it
         done.append(record)
-        saved = f"  -> {results.save(record, folder)}" if folder else ""
-        bar.write(f"{model} {device} {dtype} b{batch} {source}: "
+        saved = f"  -> {_save(record, folder, jit)}" if folder else ""
+        pair = "" if jit is None else f", no augmentation layers, jit_compile={jit!r}"
+        bar.write(f"{model} {device} {dtype} b{batch} {source}{pair} (XLA "
+                  f"{'on' if record['xla'] else 'off'}): "
                   f"{record['images_per_s']:,.0f} img/s, peak share {record['peak_share']:.0%}"
                   f"{saved}")
     if args.all:
@@ -222,8 +280,13 @@ def main(argv=None):
             jobs = dict.fromkeys((m, t) for m, d, _, s, *_, t in plan if d == device
                                  and s == "synthetic")
             _memory(device, list(jobs), command, folder)
+    if args.rules or args.all:  # on a CPU each rule says why it is skipped
+        for device in dict.fromkeys([job[1] for job in plan] if args.all and plan
+                                    else _devices(args.device)):
+            _rules(device, command, folder)
     print()
-    print(results.table(done).to_string(index=False))
+    if done:
+        print(results.table(done).to_string(index=False))
     print(f"{len(done)} runs in {time.perf_counter() - started:,.0f} s")
     return 0
 
