@@ -6,9 +6,12 @@ import time
 import timeit
 
 import keras
+import numpy as np
 
-__all__ = ["StepTimer", "Throughput", "first_and_median", "step_stats", "time_fit",
+__all__ = ["StepTimer", "Throughput", "first_and_median", "step_ops", "step_stats", "time_fit",
            "time_steps", "wait_for"]
+
+NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an input: no work a step
 
 
 def first_and_median(call, repeats):
@@ -31,6 +34,23 @@ def step_stats(seconds):
     median = statistics.median(seconds)
     p10, p90 = statistics.quantiles(seconds, n=10)[::8] if len(seconds) >= 3 else (median,) * 2
     return {"median": median, "p10": p10, "p90": p90, "spread": (p90 - p10) / median}
+
+
+def step_ops(model, x, y):
+    """How many operations one training step of the compiled `model` on the batch (x, y) has:
+    the nodes of TensorFlow's graph of `model.train_step` (forward, loss, gradients, the
+    optimizer's update, the loss metric), constants and inputs left out; counted as traced,
+    before TensorFlow's graph optimizer (Grappler) folds or fuses any (notebook 08)."""
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError("step_ops counts TensorFlow's graph; the Keras backend is "
+                         f"{keras.backend.backend()}.")
+    import tensorflow as tf
+
+    if not model.optimizer.built:  # Adam's moments exist before the step is traced
+        model.optimizer.build(model.trainable_variables)
+    spec = tuple(tf.TensorSpec(np.shape(a), np.asarray(a).dtype) for a in (x, y))
+    graph = tf.function(model.train_step).get_concrete_function(spec).graph
+    return sum(op.type not in NOT_RUN for op in graph.get_operations())
 
 
 class StepTimer:

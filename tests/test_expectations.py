@@ -150,6 +150,8 @@ COMPUTED = [
      lambda: jit_allowed(models.cats_dogs_net("0")), 0, 0),
     ("08", "A network whose layers all allow it, like the CIFAR-10 net",
      lambda: jit_allowed(models.cifar10_net()), 1, 1),
+    ("08", "only on backends it marks thread-safe, JAX's and PyTorch's",  # and not TensorFlow
+     lambda: float(__import__("keras").src.backend.IS_THREAD_SAFE), 0, 0),
     ("10", "an all-reduce of about 3 MB of gradients",
      lambda: 4 * models.cats_dogs_net("0").count_params() / 1e6, 2.5, 3.5),
 ]

@@ -50,3 +50,20 @@ def test_the_first_call_is_timed_apart_from_the_repeats():
     assert len(calls) == 4 and first > 5 * median
     with pytest.raises(ValueError, match="repeats"):
         timing.first_and_median(call, repeats=0)
+
+
+def test_each_dense_layer_adds_the_same_operations_to_a_step_whatever_its_width():
+    import keras
+    import numpy as np
+
+    def ops(widths, bias=True):
+        net = keras.Sequential([keras.Input((3,))] + [keras.layers.Dense(w, use_bias=bias)
+                                                      for w in widths])
+        net.compile(optimizer="adam", loss="mse")
+        x, y = np.ones((4, 3), "float32"), np.ones((4, widths[-1]), "float32")
+        return timing.step_ops(net, x, y)
+
+    one, two, three = ops([2]), ops([2, 2]), ops([2, 2, 2])
+    assert two - one == three - two > 0  # forward, backward and Adam's update of each layer
+    assert ops([64, 64, 2]) == three  # operations, not their sizes
+    assert ops([2, 2, 2], bias=False) < three  # a weight fewer to update in each layer
