@@ -4,6 +4,7 @@ COURSE_PROFILE is `smoke` (CI: a few batches), `sample` (default: the embedded s
 `full` (the public datasets, the sources' epochs); notebooks read sizes from `settings(name)`.
 """
 
+import functools
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -176,10 +177,19 @@ def build_problem(folder=None):
     return None
 
 
+@functools.cache
+def _say_build_problem():
+    """Print, once, why the build folder cannot be written (a shared, read-only course folder)."""
+    if build_problem():
+        print("Notice:", build_problem())
+
+
 def settings(name):
-    """Sizes and epochs for `name` under the active profile, as attributes (notebook 01)."""
+    """Sizes and epochs for `name` under the active profile, as attributes (notebook 01); the
+    first call says if the build folder cannot be written."""
     if name not in SETTINGS:
         raise KeyError(f"No settings named {name!r}; known: {', '.join(sorted(SETTINGS))}.")
+    _say_build_problem()
     return SimpleNamespace(name=name, profile=profile(), **SETTINGS[name][profile()])
 
 

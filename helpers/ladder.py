@@ -7,23 +7,12 @@ import statistics
 from datetime import datetime
 from pathlib import Path
 
-from . import config, data, models, results, training
+from . import config, data, ladder_stats, models, results, training
+from .ladder_stats import CHANGES, PAIRS  # the ladder's steps, defined beside their statistics
 
 __all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "epoch_rows",
            "load_runs", "record", "results_file", "save", "train"]
 
-# What each step changes, in the order the notebook climbs the ladder.
-CHANGES = {
-    "0": "original (2 x Conv32+pool, Dense 128)",
-    "1": "+ Conv2D(64) + MaxPool",
-    "2": "+ Dropout(0.5)",
-    "2b": "step 2 without shear/zoom/flip",
-    "3": "128 px, + conv/pool pair, 64 filters each",
-    "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
-}
-
-# Each step against the one it builds on (or is compared with), as notebook 05 reads them.
-PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
 # The tutorial's 8,000 / 2,000 photos: 3 seeds per step, 25 one-pass epochs (1/32 of the blog's
 # training); and steps 1, 2, 2b with one seed for 100 epochs (1/8).
 RECORDED = config.RESULTS_DIR / "cats_dogs_ladder_tutorial"
@@ -107,7 +96,6 @@ def results_file(name="cats_dogs_ladder"):
 
 def save(runs, path, command="notebooks/05_cats_dogs_improvements.ipynb"):
     """Write the records with their summary, the machine, date and command (notebook 05)."""
-    from . import ladder_stats  # it reads CHANGES and PAIRS from here
 
     return results.write_json(path, {
         "command": command, "profile": config.profile(), "date": results.now(),

@@ -1,15 +1,28 @@
 """Reading the ladder's records (notebooks 05, 09): mean and spread per step, changes with
-their 95 % interval and verdict, longer training, and tables beside the source's figures."""
+their 95 % interval and verdict, longer training, and tables beside the source's figures; the
+ladder's steps and the pairs it compares (helpers.ladder trains them)."""
 
 import math
 import statistics
 
 from . import published
 from .compare import t_quantile
-from .ladder import CHANGES, PAIRS
 
-__all__ = ["difference", "epochs_table", "longer_training", "share_of_blog", "summary",
-           "table", "verdicts", "window_means"]
+__all__ = ["CHANGES", "PAIRS", "difference", "epochs_table", "longer_training", "share_of_blog",
+           "summary", "table", "verdicts", "window_means"]
+
+# What each step changes, in the order the notebook climbs the ladder.
+CHANGES = {
+    "0": "original (2 x Conv32+pool, Dense 128)",
+    "1": "+ Conv2D(64) + MaxPool",
+    "2": "+ Dropout(0.5)",
+    "2b": "step 2 without shear/zoom/flip",
+    "3": "128 px, + conv/pool pair, 64 filters each",
+    "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
+}
+
+# Each step against the one it builds on (or is compared with), as notebook 05 reads them.
+PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
 
 
 def summary(runs):

@@ -175,29 +175,3 @@ def test_cli_help_and_missing_model(capsys):
         recorder.main([])
     with pytest.raises(SystemExit, match="no JPEG source"):
         recorder.main(["--model", "mnist_cnn", "--source", "jpeg", "--steps", "3"])
-
-
-BLOCK_TENSORFLOW = ("import sys; sys.modules['tensorflow'] = None  # any import of it fails\n")
-
-
-def run_python(code, backend):
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "KERAS_BACKEND": backend, "COURSE_PROFILE": "smoke"}
-    return subprocess.run([sys.executable, "-c", BLOCK_TENSORFLOW + code], env=env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def test_the_synthetic_path_needs_no_tensorflow():
-    # Keras' numpy backend cannot train, but it shows that building the models, counting
-    # their FLOPs and making synthetic data never import TensorFlow.
-    pytest.importorskip("scipy", reason="Keras' numpy backend needs SciPy")
-    done = run_python("from helpers import bench, peak\n"
-                      "net = bench.build('cifar10_net')\n"
-                      "x, y = bench.synthetic_data(net, 4, 2)\n"
-                      "print(peak.flops_per_image(net), x.shape, x.dtype)", "numpy")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[0] == "36941568"
-
