@@ -7,6 +7,7 @@
 #   make lab       open JupyterLab on notebooks/
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
+#   make pages     copy each definition a notebook marks #@save into its helper module
 #   make test-colab  every notebook in `smoke` on Colab's older stack (requirements-colab.txt)
 #   make test-gpu-rehearsal  notebooks 00, 08-11 and the GPU tests with a fake T4 (no GPU needed)
 #   make bench-gpu   record every network on every GPU here into results/ (README: Benchmarks)
@@ -18,7 +19,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test check test-slow lab sample clean audit slides site bench bench-gpu lock \
+.PHONY: course test check test-slow lab sample clean audit slides site bench bench-gpu lock pages \
         test-colab test-jax test-gpu-rehearsal actionlint
 
 # Which Python make found, before any venv is made from it: outside 3.11-3.13 it stops and says
@@ -85,6 +86,11 @@ package manager), then run make slides.")
 # The course website in build/site/ from the last `make course` (runs only what is missing).
 site: $(VENV)/.installed $(NODE_PACKAGES)
 	$(PY) -m tools.build_site --profile $(PROFILE)
+
+# d2l's #@save idea: a def or class a page marks is copied word for word over the helper of the
+# same name (tools/pages.py); tests/test_pages.py fails while a helper differs from its page.
+pages: $(VENV)/.installed
+	$(PY) -m tools.pages
 
 # Decks from the last `make course` run in build/; notebooks not run there are executed now.
 slides: $(VENV)/.installed node_modules/.installed

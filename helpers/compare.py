@@ -24,37 +24,33 @@ def t_quantile(p, df):
     return float(np.interp(p, cdf, t))
 
 
-def timed_block(call, seconds):
-    """How many times `call` ran in about `seconds` (at least once), and the seconds it took
-    (notebook 00)."""
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def timed_block(call, seconds):  #@save
     calls, elapsed, start = 0, 0.0, time.perf_counter()
-    while elapsed < seconds:
+    while elapsed < seconds:  # at least one call
         call()
         calls, elapsed = calls + 1, time.perf_counter() - start
     return calls, elapsed
 
 
-def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):
-    """Speeds (units/s) per round of each call in `work` ({name: call}, each call doing `units`
-    of work, or {name: units}), in alternation, the order reversed every other round
-    (notebook 00)."""
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  #@save
     if rounds < 3 or seconds <= 0:
         raise ValueError(f"rounds must be 3 or more and seconds positive: {rounds}, {seconds}.")
     units = units if isinstance(units, dict) else dict.fromkeys(work, units)
     for call in work.values():
-        for _ in range(warmup):  # compiling, caches, the first batch: time none of it
+        for _ in range(warmup):  # rule 1
             call()
     speeds = {name: [] for name in work}
     for r in range(rounds):
-        for name in list(work)[:: 1 if r % 2 == 0 else -1]:
+        for name in list(work)[:: 1 if r % 2 == 0 else -1]:  # A B, then B A, ...
             calls, taken = timed_block(work[name], seconds)
             speeds[name].append(units[name] * calls / taken)
     return speeds
 
 
-def interval(a, b, level=0.95):
-    """The ratio a/b of two speeds from the same rounds: low end, middle and high end of its
-    `level` t-interval over the per-round ratios, and their spread (notebook 00)."""
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def interval(a, b, level=0.95):  #@save
     if min(a) <= 0 or min(b) <= 0:
         raise ValueError(f"speeds must be positive; the lowest are {min(a)} and {min(b)}.")
     logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
@@ -63,9 +59,8 @@ def interval(a, b, level=0.95):
     return math.exp(mean - half), math.exp(mean), math.exp(mean + half), math.expm1(spread)
 
 
-def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):
-    """The verdict on speeds `a` and `b` from `alternate`: "faster", "slower", "same" or
-    "inconclusive", the interval it rests on, and one line that says it (notebook 00)."""
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  #@save
     low, mid, high, spread = interval(a, b, level)
     within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
     kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "

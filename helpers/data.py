@@ -213,15 +213,13 @@ def need_memory(nbytes, what):
                           "close other programs.")
 
 
-def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.SEED,
+# Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
+def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.SEED,  #@save
                    parallel=True, cache=True, prefetch=True, repeat=False):
-    """tf.data batches of (float32 pixels 0..255, label); each flag switches one optimisation
-    off; `repeat`: endless, whole batches only (notebook 07 writes it out)."""
-    if cache:
+    if cache:  # 3 bytes a pixel
         need_memory(len(paths) * size**2 * 3, f"caching {len(paths):,} pictures of {size} px")
-    calls = tf.data.AUTOTUNE if parallel else None
-
-    def load(path, label):
+    calls = tf.data.AUTOTUNE if parallel else None  # AUTOTUNE: as many as help
+    def load(path, label):  # decoded and resized; rounded to uint8 for the cache
         return tf.cast(tf.round(read_picture(path, (size, size))), tf.uint8), label
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
@@ -229,7 +227,7 @@ def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.S
     ds = ds.cache() if cache else ds
     ds = ds.shuffle(len(paths), seed=seed) if shuffle else ds
     ds = ds.batch(batch_size, drop_remainder=repeat).map(lambda x, y: (tf.cast(x, tf.float32), y))
-    ds = ds.repeat() if repeat else ds
+    ds = ds.repeat() if repeat else ds  # endless, for benchmarks: whole batches only
     return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
 

@@ -29,34 +29,31 @@ def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
     return np.ascontiguousarray(out[:, ::-1] if flip else out, dtype="float32")
 
 
-def keras2_picture(path, size, augment=False, seed=None):
-    """A picture as Keras 2 loaded it (Pillow, nearest pixel, no EXIF turn), float32 0..255;
-    `augment`: Keras 2's random shear, zoom and flip (notebook 07 writes it out)."""
-    with Image.open(path) as picture:
+# Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
+def keras2_picture(path, size, augment=False, seed=None):  #@save
+    with Image.open(path) as picture:  # decoded in Python, one picture at a time
         image = np.asarray(picture.convert("RGB").resize((size, size), Image.NEAREST), "float32")
     if not augment:
         return image
-    rng = np.random.default_rng(seed)
-    shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)
-    zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)
+    rng = np.random.default_rng(seed)  # one seed, one draw: the same in every worker
+    shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)  # Keras 2.1.3 on: degrees
+    zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)  # height, width
     return keras2_transform(image, shear, zoom, flip=rng.random() < 0.5)
 
 
-class PillowBatches(keras.utils.PyDataset):
-    """Batches of `keras2_picture`s and labels, `repeat` passes long; `workers=`,
-    `use_multiprocessing=` go here, not to `fit` (notebook 07 writes it out)."""
-
+# Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
+class PillowBatches(keras.utils.PyDataset):  #@save
     def __init__(self, paths, labels, size, batch_size, augment=True, repeat=1, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(**kwargs)  # workers=, use_multiprocessing=: Keras 3 took them off fit
         if not 1 <= batch_size <= len(paths):
             raise ValueError(f"batch_size must be 1..{len(paths)} (the pictures), not {batch_size}")
         self.paths, self.labels = list(paths) * repeat, np.float32(list(labels) * repeat)
         self.size, self.batch_size, self.augment = size, batch_size, augment
 
-    def __len__(self):
+    def __len__(self):  # batches: whole ones only
         return len(self.paths) // self.batch_size
 
-    def __getitem__(self, index):
+    def __getitem__(self, index):  # batch number `index`: pictures index * batch_size, ...
         batch = range(index * self.batch_size, (index + 1) * self.batch_size)
         x = np.stack([keras2_picture(self.paths[i], self.size, self.augment, i) for i in batch])
         return x, self.labels[batch]

@@ -135,16 +135,16 @@ def cifar10_net(crop=24):
     ], name="cifar10_net")
 
 
-def cats_dogs_deep(convs_per_stage=8, augment=True):
-    """The blog's "30+ conv layers" cat/dog net, four stages of 3x3 convs (notebook 08)."""
+# Written from notebooks/08_cpu_vs_gpu.ipynb by `make pages`: change it there.
+def cats_dogs_deep(convs_per_stage=8, augment=True):  #@save
     model = keras.Sequential([keras.Input((64, 64, 3))], name="cats_dogs_deep")
     if augment:
-        model.add(augmentation())
+        model.add(augmentation())  # random shear, zoom and flip, in training only
     model.add(layers.Rescaling(1 / 255))
-    for width in (32, 64, 128, 128):
+    for width in (32, 64, 128, 128):  # four stages
         for _ in range(convs_per_stage):
             model.add(layers.Conv2D(width, 3, padding="same", activation="relu"))
-        model.add(layers.MaxPooling2D(2))
+        model.add(layers.MaxPooling2D(2))  # 64 -> 32 -> 16 -> 8 -> 4 pixels
     model.add(layers.Flatten())
     model.add(layers.Dense(128, activation="relu"))
     model.add(layers.Dropout(0.5))
@@ -188,8 +188,8 @@ BASES = {
 }
 
 
-def frozen_base(application, preprocess, image_size, weights, **options):
-    """An application without its top, frozen, taking 0..255 pixels (notebook 03)."""
+# Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
+def frozen_base(application, preprocess, image_size, weights, **options):  #@save
     shape = (image_size, image_size, 3)
     backbone = application(include_top=False, weights=weights, input_shape=shape, **options)
     backbone.trainable = False  # fit changes none of its weights; BatchNorm runs in inference mode
@@ -224,8 +224,8 @@ def classifier_head(input_shape, classes):
     ], name="head")
 
 
-def extract_features(extractor, dataset):
-    """(features, labels) of every batch of `dataset` (notebook 03)."""
+# Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
+def extract_features(extractor, dataset):  #@save
     features, labels = [], []
     for images, batch_labels in dataset:  # one pass: each batch's labels stay with its pictures
         features.append(extractor.predict_on_batch(images))
@@ -233,8 +233,8 @@ def extract_features(extractor, dataset):
     return np.concatenate(features), np.concatenate(labels)
 
 
-def unfreeze_top_third(base):
-    """Make the top third of a `frozen_base` trainable, BatchNorm left frozen (notebook 03)."""
+# Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
+def unfreeze_top_third(base):  #@save
     backbone = base.layers[-1]  # the application: the base's only layer after its Input
     backbone.trainable = True  # every layer of it, until the loop says otherwise
     first = 2 * len(backbone.layers) // 3  # where the top third begins

@@ -26,9 +26,9 @@ def devices():
         return ["cpu:0"]
 
 
-def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):
-    """FLOP/s of an n x n by n x n matrix multiply (2 n^3 FLOP) on `device` (notebook 00)."""
-    with keras.device(device):
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):  #@save
+    with keras.device(device):  # the matrices are made on the device that multiplies them
         a = keras.random.normal((n, n), dtype=dtype, seed=1)
         b = keras.random.normal((n, n), dtype=dtype, seed=2)
         seconds = first_and_median(lambda: wait_for(keras.ops.matmul(a, b)), repeats)[1]

@@ -14,18 +14,16 @@ __all__ = ["StepTimer", "Throughput", "first_and_median", "step_ops", "step_stat
 NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an input: no work a step
 
 
-def first_and_median(call, repeats):
-    """Seconds of the first `call()` (the warm-up) and the median of `repeats` calls after it
-    (notebook 00)."""
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def first_and_median(call, repeats):  #@save
     if repeats < 1:
         raise ValueError(f"repeats must be 1 or more, got {repeats}.")
-    first = timeit.timeit(call, number=1)
-    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))
+    first = timeit.timeit(call, number=1)  # rule 1: the warm-up, timed apart
+    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))  # rule 2
 
 
-def wait_for(x):
-    """Read one number of the matrix `x` back, which waits until it is computed: a GPU returns
-    before it has finished (notebook 00)."""
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def wait_for(x):  #@save; rule 3: reading one number of x back waits until x is computed
     return keras.ops.convert_to_numpy(keras.ops.cast(x[:1, :1], "float32"))
 
 

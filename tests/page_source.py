@@ -1,13 +1,11 @@
-"""The d2l `#@save` idea: a function or class written out on a notebook's page and the helper
-that later notebooks import must be the same code. A test asserts
+"""A function or class that lives on a notebook's page alone, read out of the notebook so that a
+test can run the page's own code:
 
-    assert page_source.defined_on_page("07_input_pipeline", "image_pipeline") == \
-        page_source.helper_source(data.image_pipeline)
-"""
+    exec(page_source.defined_on_page("06_cats_dogs_predictions", "grad_cam"), namespace)
+
+(What a page marks `#@save` is copied into helpers/ by `make pages`: tests/test_pages.py.)"""
 
 import ast
-import inspect
-import textwrap
 
 from helpers import config
 
@@ -28,14 +26,8 @@ def defined_on_page(notebook, name):
     raise AssertionError(f"{notebook}.ipynb writes out no `def {name}` or `class {name}`")
 
 
-def helper_source(obj):
-    """The helper's source, in the same normal form as defined_on_page's."""
-    return _normalised(textwrap.dedent(inspect.getsource(obj)))
-
-
 def _normalised(source):
-    """Code without docstrings and comments: the page explains in markdown, the helper in
-    its docstring; the statements must agree."""
+    """The code without its docstrings and comments."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
