@@ -3,7 +3,7 @@
 #   make course    run every notebook on the embedded sample, executed copies + HTML in build/,
 #                  the site, and the decks where npm is
 #   make test      the whole test suite (helpers, notebooks under nbval in `smoke`, lint)
-#   make check     lint + the tests that execute no notebook, open no browser and need no index
+#   make check     lint + the quick tests: no notebook, browser, index or process (about 2 min)
 #   make lab       open JupyterLab on notebooks/
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
@@ -106,12 +106,14 @@ test: $(VENV)/.installed $(NODE_PACKAGES)
 	  notebooks tests; \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
-# The edit loop: lint and every test that executes no whole notebook, opens no browser and asks
-# no package index (the lock on every platform: `network`).
+# The edit loop, about two minutes on 2 cores: lint and every test that executes no whole
+# notebook, opens no browser, asks no package index (the lock on every platform: `network`) and
+# starts no Python process nor trains for seconds (`processes`); `make test` runs them all.
 check: $(VENV)/.installed
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	COURSE_PROFILE=smoke $(PY) -m pytest -q -m \
-	  "not notebooks and not browser and not busy and not network" --durations=5 tests
+	  "not notebooks and not browser and not busy and not network and not processes" \
+	  --durations=5 tests
 
 test-slow: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m pytest --run-slow -m slow tests

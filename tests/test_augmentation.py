@@ -6,6 +6,7 @@ import math
 from helpers import models
 
 import numpy as np
+import pytest
 
 SIZE = 401  # odd: the zoom's centre (SIZE - 1) / 2 is a pixel row and column
 
@@ -36,6 +37,7 @@ def tilts(layer, draws=200):
     return np.array(result)
 
 
+@pytest.mark.processes
 def test_shear_is_a_fraction_of_a_degree_as_in_keras_2():
     # Keras 2's shear_range=0.2 is 0.2 degrees: one side moves sin(0.2 deg) = 0.35 % of the
     # picture against the other. Keras 3's RandomShear(0.2) would move it up to 20 %.

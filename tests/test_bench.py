@@ -41,6 +41,7 @@ class SlowBatches(keras.utils.PyDataset):
         return self.x, self.y
 
 
+@pytest.mark.processes
 def test_a_slow_source_makes_the_network_wait_and_a_fast_one_does_not(fixed_peak):
     slow = bench.run("mnist_cnn", batch_size=16, steps=6, warmup=2,
                      source=SlowBatches(0.1), label="slow")
@@ -106,6 +107,7 @@ def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
         plan(["--all", "--device", "gpu"])
 
 
+@pytest.mark.processes
 @pytest.mark.usefixtures("fake_gpu")
 def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed_peak, tmp_path,
                                                                          capsys):
@@ -133,6 +135,7 @@ def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed
     assert len(list(tmp_path.glob("*_tesla-t4_mnist_cnn_gpu[01]_synthetic_b8_float16.json"))) == 2
 
 
+@pytest.mark.processes
 def test_jit_compile_is_recorded_and_augmentation_layers_refuse_xla(fixed_peak):
     assert bench.build("cats_dogs_original", augment=False, jit_compile=True).jit_compile is True
     with pytest.warns(UserWarning, match="doesn't support `jit_compile=True`"):

@@ -14,6 +14,7 @@ from conftest import write_jpeg
 SHARED = config.ROOT.parent / "shared" / "data"
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/data")
 def test_sample_rebuilds_identically():
     result = subprocess.run([sys.executable, "-m", "tools.build_sample", "--check"],
@@ -121,6 +122,7 @@ def test_bad_text_is_a_clear_error(tmp_path):
         data.read_text(tmp_path / "latin1.txt")
 
 
+@pytest.mark.processes
 def test_cifar10_sample():
     ds = data.cifar10("validation", batch_size=10)
     x, y = next(iter(ds))

@@ -245,6 +245,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.processes
 def test_the_course_network_exports_load_anywhere_without_the_course(course_net):
     model, images, paths = course_net
     folder = paths["keras"].parent
@@ -273,6 +274,7 @@ print("released")
 """
 
 
+@pytest.mark.processes
 def test_a_dynamic_range_model_is_released_without_a_crash_on_tensorflows_interpreter(
         course_net):
     path = course_net[2]["tflite_dynamic"]  # TensorFlow 2.19's interpreter crashed freeing one

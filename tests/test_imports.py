@@ -8,6 +8,8 @@ import sys
 
 from helpers import config
 
+import pytest
+
 HELPERS = sorted(p.stem for p in (config.ROOT / "helpers").glob("*.py") if p.stem != "__init__")
 # The modules that work without TensorFlow: tools, tests and notebooks that only read records,
 # plot or describe the machine start in a fraction of a second.
@@ -62,6 +64,7 @@ def _fresh(code, cwd, build):
     return done
 
 
+@pytest.mark.processes
 def test_importing_a_helper_writes_nothing_and_needs_tensorflow_only_where_it_uses_it(tmp_path):
     build = tmp_path / "build"
     check = "import sys, helpers.{0}; print('tensorflow' in sys.modules)"
@@ -76,6 +79,7 @@ def test_importing_a_helper_writes_nothing_and_needs_tensorflow_only_where_it_us
     assert not build.exists() and list(tmp_path.iterdir()) == [], "an import wrote a file"
 
 
+@pytest.mark.processes
 def test_helpers_keeps_tensorflows_start_up_lines_out_of_the_learners_output(tmp_path):
     """Installed (pip -e), `helpers` imports outside the course folder without TensorFlow; when
     Keras starts TensorFlow later, its start-up lines go to `helpers.startup_log`."""

@@ -9,6 +9,7 @@ from helpers import config
 from tools import build_site, notebooks
 
 import nbformat
+import pytest
 
 
 def planned(*arguments):
@@ -45,6 +46,7 @@ def test_make_finds_npm_itself_and_only_the_decks_insist_on_it():
     assert "npm ci" in planned("slides", "NPM=")  # it says how to get Node when npm is missing
 
 
+@pytest.mark.processes
 def test_the_site_builds_without_mathjax_and_shows_formulas_as_tex(tmp_path, monkeypatch):
     monkeypatch.setattr(build_site, "MATHJAX", tmp_path / "no-node_modules" / "mathjax")
     path = notebooks(["02"])[0]  # the notebook with the most formulas

@@ -43,6 +43,7 @@ def test_a_shear_of_0_2_degrees_moves_a_corner_by_0_35_percent_of_the_width():
     assert tilt(keras2_loader.keras2_transform(lines)) == pytest.approx(0, abs=1e-6)
 
 
+@pytest.mark.processes
 def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
     lines = np.zeros((SIZE, SIZE, 3), "float32")
     lines[SIZE // 2] = 255

@@ -103,6 +103,7 @@ def test_smoke_records_never_land_in_results(profile):
     assert path.parent == config.RESULTS_DIR and "_sample_" in path.name
 
 
+@pytest.mark.processes
 def test_training_one_step_gives_a_complete_record(profile, tmp_path):
     profile("smoke")
     s = SimpleNamespace(train=64, val=64, epochs=1, batch=32)
@@ -128,6 +129,7 @@ def test_step_2b_learns_on_the_sample(profile):
     assert record["val_accuracy"] > 0.6  # chance is 0.5; about 0.7 after 10 epochs
 
 
+@pytest.mark.processes
 def test_a_saved_step_loads_with_plain_keras_in_a_fresh_process(tmp_path):
     import subprocess
     import sys
@@ -150,6 +152,7 @@ def test_a_saved_step_loads_with_plain_keras_in_a_fresh_process(tmp_path):
     assert "0.0034906" in done.stdout  # the shear of 0.2 degrees came back as it was saved
 
 
+@pytest.mark.processes
 def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_path):
     import os
     import signal
@@ -287,6 +290,7 @@ def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
     assert ax.lines[0].get_ydata()[-1] == pytest.approx(84.0)
 
 
+@pytest.mark.processes
 def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32(tmp_path,
                                                                                 capsys):
     from test_data import tutorial_folder

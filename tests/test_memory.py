@@ -37,6 +37,7 @@ def test_growth_is_the_slope_of_peak_memory_against_batch():
         memory.growth([8, 8], [1, 2])
 
 
+@pytest.mark.processes
 def test_the_measured_growth_per_picture_is_within_3x_of_the_prediction():
     import numpy as np
 

@@ -96,6 +96,7 @@ def test_primer_head_param_count():
     assert head.count_params() == (5 * 5 * 256 * 256 + 256) + (256 * 10 + 10)
 
 
+@pytest.mark.processes
 def test_fine_tuning_moves_the_top_third_and_keeps_batchnorm_statistics():
     base = models.imagenet_base("mobilenet_0.25", 128)
     models.unfreeze_top_third(base)

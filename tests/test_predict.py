@@ -39,6 +39,7 @@ def test_a_missing_model_is_trained_saved_and_then_loaded(profile, monkeypatch, 
 
 
 # Keras 3.15 converts MobileNet's variables with np.array(copy=False) while saving
+@pytest.mark.processes
 @pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy keyword")
 def test_a_missing_transfer_model_is_trained_saved_and_loads_with_plain_keras(
         profile, monkeypatch, tmp_path, capsys):

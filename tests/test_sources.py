@@ -66,6 +66,7 @@ def test_download_checks_hash_and_uses_cache(server, tmp_path):
     assert len(requests) == 1  # second call: served from the cache
 
 
+@pytest.mark.processes
 def test_download_with_wrong_hash_leaves_no_file(server, tmp_path):
     url, root, _ = server
     (root / "evil.bin").write_bytes(b"not what was published")
@@ -75,6 +76,7 @@ def test_download_with_wrong_hash_leaves_no_file(server, tmp_path):
     assert not list((tmp_path / "cache").rglob("evil.bin"))
 
 
+@pytest.mark.processes
 def test_full_profile_without_network_falls_back(profile, monkeypatch, capsys, tmp_path):
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")

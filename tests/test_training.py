@@ -75,6 +75,7 @@ TRAIN_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.processes
 def test_killed_training_resumes_from_its_last_finished_epoch(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(TRAIN_SCRIPT)
@@ -134,6 +135,7 @@ DETERMINISM_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.processes
 def test_same_seed_gives_identical_smoke_training_on_cpu(tmp_path):
     script = tmp_path / "det.py"
     script.write_text(DETERMINISM_SCRIPT)
