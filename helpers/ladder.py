@@ -1,17 +1,164 @@
-"""The cat/dog improvement ladder as a measured experiment (notebook 05); helpers.ladder_stats
-reads its records, `python -m tools.ladder` records the long runs in results/."""
+"""The cat/dog improvement ladder as a measured experiment (notebooks 05, 09): its steps and
+the pairs it compares, one run trained and recorded, and the records read (mean and spread per
+step, changes with their 95 % interval and verdict, longer training, tables beside the source's
+figures). `python -m tools.ladder` records the long runs in results/. Importing it imports no
+TensorFlow: the functions that train load data, models and training when called."""
 
 import functools
 import json
+import math
 import statistics
 from datetime import datetime
 from pathlib import Path
 
-from . import config, data, ladder_stats, models, results, training
-from .ladder_stats import CHANGES, PAIRS  # the ladder's steps, defined beside their statistics
+from . import config, published, results
+from .compare import t_quantile
 
-__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "epoch_rows",
-           "load_runs", "record", "results_file", "save", "train"]
+__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "difference",
+           "epoch_rows", "epochs_table", "load_runs", "longer_training", "record", "results_file",
+           "save", "share_of_blog", "summary", "table", "train", "verdicts", "window_means"]
+
+# What each step changes, in the order the notebook climbs the ladder.
+CHANGES = {
+    "0": "original (2 x Conv32+pool, Dense 128)",
+    "1": "+ Conv2D(64) + MaxPool",
+    "2": "+ Dropout(0.5)",
+    "2b": "step 2 without shear/zoom/flip",
+    "3": "128 px, + conv/pool pair, 64 filters each",
+    "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
+}
+
+# Each step against the one it builds on (or is compared with), as notebook 05 reads them.
+PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
+
+
+def summary(runs):
+    """Per step, in order of first appearance: runs, mean, spread (standard deviation), min and
+    max of validation accuracy, weights, median training images/s (notebook 05)."""
+    if not runs:
+        raise ValueError("No ladder records to summarise: train at least one step first.")
+    rows = {}
+    for step in dict.fromkeys(r["step"] for r in runs):
+        mine = [r for r in runs if r["step"] == step]
+        acc = [r["val_accuracy"] for r in mine]
+        rows[step] = {"runs": len(mine), "mean": statistics.mean(acc),
+                      "spread": statistics.stdev(acc) if len(acc) > 1 else 0.0,
+                      "min": min(acc), "max": max(acc), "params": mine[0]["params"],
+                      "images_per_s": statistics.median(r["images_per_s"] for r in mine),
+                      "of_blog": (statistics.median(map(share_of_blog, mine))
+                                  if all("epochs" in r for r in mine) else None)}
+    return rows
+
+
+def difference(a, b, level=0.95):
+    """The change in mean accuracy from summary row `a` to `b` in points, with its Welch
+    t-interval (None with a single run) (notebooks 05, 09)."""
+    gain = 100 * (b["mean"] - a["mean"])
+    if min(a["runs"], b["runs"]) < 2:
+        return gain, None
+    va, vb = ((100 * r["spread"]) ** 2 / r["runs"] for r in (a, b))
+    if va + vb == 0:
+        return gain, (gain, gain)
+    df = (va + vb) ** 2 / (va ** 2 / (a["runs"] - 1) + vb ** 2 / (b["runs"] - 1))
+    half = t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
+    return gain, (gain - half, gain + half)
+
+
+def verdicts(rows):
+    """Per pair of steps of a summary: the change in points, its 95 % interval, "real" when the
+    interval excludes zero, else "not told apart from seed luck" (no verdict with one seed),
+    the source's change; then one line that sums the verdicts up (notebook 05)."""
+    lines, real, unclear = [], [], []
+    for before, after in PAIRS:
+        if before not in rows or after not in rows:
+            continue
+        gain, interval = difference(rows[before], rows[after])
+        verdict = "one seed: no interval"
+        if interval is not None:
+            is_real = interval[0] > 0 or interval[1] < 0
+            (real if is_real else unclear).append(f"{before} -> {after} ({gain:+.1f} points)")
+            told = "real" if is_real else "not told apart from seed luck"
+            verdict = f"95 % interval {interval[0]:+.1f} to {interval[1]:+.1f}: {told}"
+        ours = published.LADDER_ACCURACY.get(before)
+        theirs = published.LADDER_ACCURACY.get(after)
+        source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"
+        lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}")
+    if not real and not unclear:
+        return [*lines, "No pair of steps with two or more seeds each: no finding."]
+    return [*lines, f"Real: {', '.join(real) or 'none'}. "
+                    f"Not told apart from seed luck: {', '.join(unclear) or 'none'}."]
+
+
+def window_means(run, ends=(25, 50, 75, 100), width=5):
+    """Training and validation accuracy (%) of one record at given epochs, each the mean of the
+    `width` epochs that end there: one epoch's figure jumps by a point or two (notebook 05)."""
+    found = {}
+    for end in ends:
+        if end <= len(run["val_accuracy_per_epoch"]):
+            part = slice(max(end - width, 0), end)
+            found[end] = tuple(100 * statistics.mean(run[key][part]) for key in
+                               ("train_accuracy_per_epoch", "val_accuracy_per_epoch"))
+    return found
+
+
+def longer_training(long_runs, short_rows, start=25):
+    """What training longer did to each single-seed record (notebook 05): validation accuracy
+    at `start` and at the end, risen, fallen or held against that step's seed spread in
+    `short_rows` (at least 1 point), the best epoch, the training-validation gap."""
+    lines = []
+    for run in long_runs:
+        means = window_means(run, (start, run["epochs"]))
+        if len(means) < 2:
+            continue
+        (train0, val0), (train1, val1) = means[start], means[run["epochs"]]
+        tolerance = max(1.0, 100 * short_rows.get(run["step"], {}).get("spread", 0.0))
+        change = val1 - val0
+        verdict = "rose" if change > tolerance else "fell" if change < -tolerance else "held"
+        best = max(range(run["epochs"]), key=run["val_accuracy_per_epoch"].__getitem__)
+        lines.append(
+            f"step {run['step']:<2}: validation {val0:.1f} % at {start} epochs, {val1:.1f} % at "
+            f"{run['epochs']} ({change:+.1f} points: {verdict}, tolerance ±{tolerance:.1f}); "
+            f"best {100 * run['val_accuracy_per_epoch'][best]:.1f} % at epoch {best + 1}; "
+            f"gap to training {train0 - val0:+.1f} -> {train1 - val1:+.1f} points")
+    return lines
+
+
+def epochs_table(runs, ends=(25, 50, 75, 100)):
+    """Validation and training accuracy of each record around `ends` (window_means), with the
+    share of the blog's training it had, as a DataFrame (notebook 05)."""
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "step": r["step"], "seed": r["seed"],
+        "training": f"1/{1 / share_of_blog(r):.0f} of the blog's",
+        **{f"epoch {end}": f"{val:.1f} % (train {train:.1f} %)"
+           for end, (train, val) in window_means(r, ends).items()},
+    } for r in runs])
+
+
+def share_of_blog(run):
+    """The share of one blog run's pictures a record trained on (notebook 05): the blog's
+    Keras 2 "epoch" was 8,000 batches of 32, so 25 one-pass epochs on 8,000 photos are 1/32."""
+    return run["epochs"] * run["train_images"] / published.LADDER_PICTURES_PER_RUN
+
+
+def table(rows, where="here"):
+    """A summary beside the source's figures as a DataFrame (notebook 05); `where` ("here",
+    "recorded") names the machine of the runs in the column names."""
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "step": step, "change": CHANGES[step],
+        f"val. acc. {where}": f"{100 * row['mean']:.1f} ± {100 * row['spread']:.1f} %",
+        "runs": row["runs"],
+        "source": f"{published.LADDER_ACCURACY[step]} %"
+        if step in published.LADDER_ACCURACY else "—",
+        "training": f"1/{1 / row['of_blog']:.0f} of the blog's" if row.get("of_blog") else "—",
+        "params": f"{row['params']:,}", f"img/s {where}": f"{row['images_per_s']:,.0f}",
+        "source V100": f"{published.LADDER_V100_SPEED[step]:,}"
+        if step in published.LADDER_V100_SPEED else "—",
+    } for step, row in rows.items()])
+
 
 # The tutorial's 8,000 / 2,000 photos: 3 seeds per step, 25 one-pass epochs (1/32 of the blog's
 # training); and steps 1, 2, 2b with one seed for 100 epochs (1/8).
@@ -22,9 +169,12 @@ RECORDED_LONG = config.RESULTS_DIR / "cats_dogs_ladder_long"
 def build(step, seed=None):
     """The network of one ladder step (notebook 05); under a mixed-precision policy its sigmoid
     output stays in float32 (notebook 09 shows why)."""
+    import keras
+
+    from . import models
+
     if step == "transfer":
         return models.cats_dogs_transfer(seed=seed)
-    import keras
 
     mixed = keras.config.dtype_policy().name.startswith("mixed")
     return models.cats_dogs_net(step, seed=seed, output_dtype="float32" if mixed else None)
@@ -38,6 +188,8 @@ def datasets(image_size, s, root=None):
 
 @functools.cache
 def _pipelines(profile, image_size, batch, train, val, root):
+    from . import data
+
     return tuple(data.cats_dogs(split, image_size, batch, limit=limit, root=root)
                  for split, limit in (("train", train), ("validation", val)))
 
@@ -45,6 +197,8 @@ def _pipelines(profile, image_size, batch, train, val, root):
 def train(step, seed, s, root=None, **fit_args):
     """Train one step with one seed under settings `s`, as notebook 05's `train` does on its
     page; `fit_args` go to training.fit (`name=` makes it resumable). Returns (model, record)."""
+    from . import training
+
     config.set_seed(seed)
     model = build(step, seed)
     model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
@@ -63,6 +217,8 @@ def record(step, seed, model, epochs, pipelines):
     """The record of one run trained on `pipelines` (train, validation) from its `epochs` rows,
     which hold `images_per_s` and `epoch_s` from a Throughput timer (notebook 05)."""
     import keras
+
+    from . import training
 
     rates = [e["images_per_s"] for e in epochs]
     train_ds, val_ds = pipelines
@@ -99,7 +255,7 @@ def save(runs, path, command="notebooks/05_cats_dogs_improvements.ipynb"):
 
     return results.write_json(path, {
         "command": command, "profile": config.profile(), "date": results.now(),
-        "machine": results.machine()["details"], "summary": ladder_stats.summary(runs),
+        "machine": results.machine()["details"], "summary": summary(runs),
         "records": runs})
 
 

@@ -13,7 +13,7 @@ import pytest
 HELPERS = sorted(p.stem for p in (config.ROOT / "helpers").glob("*.py") if p.stem != "__init__")
 # The modules that work without TensorFlow: tools, tests and notebooks that only read records,
 # plot or describe the machine start in a fraction of a second.
-WITHOUT_TENSORFLOW = {"compare", "config", "distributed", "hardware", "ladder_stats", "monitor",
+WITHOUT_TENSORFLOW = {"compare", "config", "distributed", "hardware", "ladder", "monitor",
                       "plots", "profiling", "published", "results"}
 
 

@@ -3,7 +3,7 @@
 import json
 from types import SimpleNamespace
 
-from helpers import config, ladder, ladder_stats, models, published
+from helpers import config, ladder, models, published
 from tools import ladder as recorder
 
 import keras
@@ -71,7 +71,7 @@ def fake(step, seed, acc, speed=100.0):
 def test_summary_gives_mean_and_spread_per_step_in_order():
     records = [fake("1", 1, 0.70), fake("0", 1, 0.60), fake("0", 2, 0.64), fake("0", 3, 0.62),
                fake("1", 2, 0.74, speed=300.0)]
-    rows = ladder_stats.summary(records)
+    rows = ladder.summary(records)
     assert list(rows) == ["1", "0"]
     assert rows["0"]["runs"] == 3
     assert rows["0"]["mean"] == pytest.approx(0.62)
@@ -81,14 +81,14 @@ def test_summary_gives_mean_and_spread_per_step_in_order():
 
 
 def test_one_run_has_no_spread_and_no_runs_is_a_clear_error():
-    assert ladder_stats.summary([fake("2", 1, 0.7)])["2"]["spread"] == 0.0
+    assert ladder.summary([fake("2", 1, 0.7)])["2"]["spread"] == 0.0
     with pytest.raises(ValueError, match="train at least one step"):
-        ladder_stats.summary([])
+        ladder.summary([])
 
 
 def test_table_shows_the_source_figures_beside_ours():
-    rows = ladder_stats.summary([fake("2b", 1, 0.7), fake("transfer", 1, 0.9)])
-    shown = ladder_stats.table(rows).set_index("step")
+    rows = ladder.summary([fake("2b", 1, 0.7), fake("transfer", 1, 0.9)])
+    shown = ladder.table(rows).set_index("step")
     assert shown.loc["2b", "source"] == "85 %" and shown.loc["2b", "source V100"] == "533"
     assert shown.loc["2b", "val. acc. here"] == "70.0 ± 0.0 %"
     assert shown.loc["transfer", "source"] == "—"
@@ -196,7 +196,7 @@ def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_pa
 def test_the_table_shows_a_source_speed_only_where_the_source_gave_one_and_ours_beside_it():
     rows = {step: {"runs": 1, "mean": 0.8, "spread": 0.0, "params": 1, "images_per_s": 10.0}
             for step in ladder.CHANGES}
-    shown = ladder_stats.table(rows).set_index("step")
+    shown = ladder.table(rows).set_index("step")
     given = shown.index[shown["source V100"] != "—"]
     assert set(given) == set(published.LADDER_V100_SPEED) and "0" not in given
     assert (shown["img/s here"] == "10").all()
@@ -205,10 +205,10 @@ def test_the_table_shows_a_source_speed_only_where_the_source_gave_one_and_ours_
 def test_the_recorded_ladder_is_named_as_the_share_of_the_blogs_training_it_is():
     # the blog: 25 epochs of 8,000 batches of 32 = 6,400,000 pictures a run
     short = {"epochs": 25, "train_images": 8000}
-    assert ladder_stats.share_of_blog(short) == 1 / 32
-    assert ladder_stats.share_of_blog({**short, "epochs": 100}) == 1 / 8
-    rows = ladder_stats.summary([{**fake("2", 1, 0.8), **short}, {**fake("2", 2, 0.8), **short}])
-    assert ladder_stats.table(rows, "recorded")["training"].tolist() == ["1/32 of the blog's"]
+    assert ladder.share_of_blog(short) == 1 / 32
+    assert ladder.share_of_blog({**short, "epochs": 100}) == 1 / 8
+    rows = ladder.summary([{**fake("2", 1, 0.8), **short}, {**fake("2", 2, 0.8), **short}])
+    assert ladder.table(rows, "recorded")["training"].tolist() == ["1/32 of the blog's"]
 
 
 def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran():
@@ -231,14 +231,14 @@ def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran()
 
 
 def test_a_change_is_real_only_when_its_interval_excludes_zero():
-    rows = ladder_stats.summary([fake("2", 1, 0.80), fake("2", 2, 0.82), fake("2", 3, 0.84),
+    rows = ladder.summary([fake("2", 1, 0.80), fake("2", 2, 0.82), fake("2", 3, 0.84),
                            fake("2b", 1, 0.78), fake("2b", 2, 0.82), fake("2b", 3, 0.86),
                            fake("3", 1, 0.86), fake("3", 2, 0.88), fake("3", 3, 0.90),
                            fake("transfer", 1, 0.90)])
-    gain, (low, high) = ladder_stats.difference(rows["2"], rows["3"])
+    gain, (low, high) = ladder.difference(rows["2"], rows["3"])
     # +6 points, standard error sqrt(2 * 2**2 / 3) = 1.633, t(0.975, 4) = 2.776
     assert (gain, low, high) == pytest.approx((6.0, 6.0 - 4.533, 6.0 + 4.533), abs=1e-3)
-    *pairs, finding = ladder_stats.verdicts(rows)
+    *pairs, finding = ladder.verdicts(rows)
     lines = {line.split()[2]: line.split(maxsplit=3)[3] for line in pairs}
     assert lines["3"] == "here  +6.0 points (95 % interval +1.5 to +10.5: real); source +4 points"
     # unequal spreads (2 and 4 points): Welch's 2.9 degrees of freedom widen the interval
@@ -247,7 +247,7 @@ def test_a_change_is_real_only_when_its_interval_excludes_zero():
     assert lines["transfer"] == "here  +2.0 points (one seed: no interval); not in the source"
     assert finding == ("Real: 2 -> 3 (+6.0 points). Not told apart from seed luck: "
                        "2 -> 2b (+0.0 points).")
-    assert ladder_stats.verdicts({"2": rows["2"]}) == [
+    assert ladder.verdicts({"2": rows["2"]}) == [
         "No pair of steps with two or more seeds each: no finding."]
 
 
@@ -261,16 +261,16 @@ def test_longer_training_is_judged_against_the_seed_spread_of_the_step():
     runs = [curve("1", flat, [0.9] * 100), curve("2", rising, [0.85] * 25 + [0.95] * 75),
             curve("2b", [0.80] * 25 + [0.76] * 75, [0.9] * 25 + [0.99] * 75)]
     spreads = {"1": {"spread": 0.03}, "2": {"spread": 0.02}, "2b": {"spread": 0.004}}
-    means = ladder_stats.window_means(runs[0], (25, 100))
+    means = ladder.window_means(runs[0], (25, 100))
     assert means[25] == pytest.approx((90, 82)) and means[100] == pytest.approx((90, 82))
-    lines = ladder_stats.longer_training(runs, spreads)
+    lines = ladder.longer_training(runs, spreads)
     assert "(+0.0 points: held, tolerance ±3.0)" in lines[0]
     assert "(+6.0 points: rose, tolerance ±2.0)" in lines[1] and "best 86.0 % at epoch 26" \
         in lines[1]
     # a spread below one point still allows one point of epoch-to-epoch noise
     assert "(-4.0 points: fell, tolerance ±1.0)" in lines[2]
     assert lines[2].endswith("gap to training +10.0 -> +23.0 points")
-    assert ladder_stats.longer_training([curve("2", [0.8] * 20, [0.9] * 20)], spreads) == []
+    assert ladder.longer_training([curve("2", [0.8] * 20, [0.9] * 20)], spreads) == []
 
 
 def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
@@ -279,7 +279,7 @@ def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
     runs = [{**curve("2", [0.80] * 50 + [0.84] * 50, [0.9] * 100), "seed": 1,
              "train_images": 8000}, {**curve("1", [0.8] * 60, [0.95] * 60), "seed": 1,
                                      "train_images": 8000}]
-    shown = ladder_stats.epochs_table(runs).set_index("step")
+    shown = ladder.epochs_table(runs).set_index("step")
     assert shown.loc["2", "training"] == "1/8 of the blog's"
     assert shown.loc["2", "epoch 100"] == "84.0 % (train 90.0 %)"
     assert shown.loc["2", "epoch 50"] == "80.0 % (train 90.0 %)"

@@ -116,10 +116,10 @@ def quick_start():
 
 def recorded_tables():
     """The recorded 25-epoch ladder and every recorded benchmark run, as HTML tables."""
-    from helpers import ladder, ladder_stats, results
+    from helpers import ladder, results
 
     runs, records = ladder.load_runs(ladder.RECORDED), results.load()
-    shown = ladder_stats.table(ladder_stats.summary(runs), "recorded") if runs else None
+    shown = ladder.table(ladder.summary(runs), "recorded") if runs else None
     return (shown.to_html(index=False, border=0) if runs else "No ladder is recorded yet.",
             results.table(records).to_html(index=False, border=0) if records
             else "No benchmark run is recorded yet.")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from helpers import data, ladder, ladder_stats, results
+from helpers import data, ladder, results
 
 import keras
 from tqdm import tqdm
@@ -119,8 +119,8 @@ def main(argv=None):
         bar.write(f"{run}: validation accuracy {r['val_accuracy']:.1%}, "
                   f"{r['images_per_s']:,.0f} pictures/s, {r['wall_s'] / 60:.1f} min")
     bar.close()
-    rows = ladder_stats.summary(ladder.load_runs(args.out))
-    print(ladder_stats.table(rows).to_string(index=False))
+    rows = ladder.summary(ladder.load_runs(args.out))
+    print(ladder.table(rows).to_string(index=False))
 
 
 if __name__ == "__main__":
