@@ -13,9 +13,9 @@ import psutil
 
 from .published import GPU_DATASHEETS
 
-__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "gpu_datasheet", "gpu_roof_shares",
-           "gpus", "mixed_precision_support", "nvidia_smi_gpus", "summary", "table",
-           "tensorflow_devices", "theoretical_peaks", "threads", "versions"]
+__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "devices", "gpu_datasheet",
+           "gpu_roof_shares", "gpus", "mixed_precision_support", "nvidia_smi_gpus", "summary",
+           "table", "tensorflow_devices", "theoretical_peaks", "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")
@@ -267,3 +267,13 @@ def table(info=None):
     rows["Colab"] = "yes" if info["colab"] else "no"
     rows["Versions"] = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     return pd.DataFrame({"this machine": rows})
+
+
+def devices():
+    """'cpu:0', then every GPU Keras can place work on: 'gpu:0', ... (notebook 00)."""
+    import keras
+
+    try:
+        return ["cpu:0"] + keras.distribution.list_devices("gpu")
+    except (RuntimeError, AttributeError):  # JAX without a GPU; a backend without the API
+        return ["cpu:0"]

@@ -1,8 +1,9 @@
 """The cat/dog improvement ladder as a measured experiment (notebooks 05, 09): its steps and
 the pairs it compares, one run trained and recorded, and the records read (mean and spread per
 step, changes with their 95 % interval and verdict, longer training, tables beside the source's
-figures). `python -m tools.ladder` records the long runs in results/. Importing it imports no
-TensorFlow: the functions that train load data, models and training when called."""
+figures); and the course's saved networks, notebook 04's and 03's, trained when missing
+(notebooks 06, 11). `python -m tools.ladder` records the long runs in results/. Importing it
+imports no TensorFlow: the functions that train load what they need when called."""
 
 import functools
 import json
@@ -12,11 +13,12 @@ from datetime import datetime
 from pathlib import Path
 
 from . import config, published, results
-from .compare import t_quantile
 
-__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "build", "datasets", "difference",
-           "epoch_rows", "epochs_table", "load_runs", "longer_training", "record", "results_file",
-           "save", "share_of_blog", "summary", "table", "train", "verdicts", "window_means"]
+__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "TRANSFER", "build", "datasets",
+           "difference", "epoch_rows", "epochs_table", "load_runs", "longer_training",
+           "model_path", "record", "results_file", "save", "share_of_blog", "summary", "table",
+           "train", "train_transfer", "trained_cats_dogs", "trained_transfer", "verdicts",
+           "window_means"]
 
 # What each step changes, in the order the notebook climbs the ladder.
 CHANGES = {
@@ -53,6 +55,8 @@ def summary(runs):
 def difference(a, b, level=0.95):
     """The change in mean accuracy from summary row `a` to `b` in points, with its Welch
     t-interval (None with a single run) (notebooks 05, 09)."""
+    from . import timing  # Student's t; importing it here keeps this module free of TensorFlow
+
     gain = 100 * (b["mean"] - a["mean"])
     if min(a["runs"], b["runs"]) < 2:
         return gain, None
@@ -60,7 +64,7 @@ def difference(a, b, level=0.95):
     if va + vb == 0:
         return gain, (gain, gain)
     df = (va + vb) ** 2 / (va ** 2 / (a["runs"] - 1) + vb ** 2 / (b["runs"] - 1))
-    half = t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
+    half = timing.t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
     return gain, (gain - half, gain + half)
 
 
@@ -264,3 +268,62 @@ def load_runs(folder):
     order = list(CHANGES)
     runs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("step-*_seed-*.json"))]
     return sorted(runs, key=lambda r: (order.index(r["step"]), r["seed"]))
+
+TRANSFER = "cats_dogs_transfer"  # the name notebook 03 saves its fine-tuned transfer model under
+
+
+def model_path(name="cats_dogs_original"):
+    """Where notebook 04 (03: `name=TRANSFER`) saves its model for this profile (notebook 04)."""
+    return config.BUILD_DIR / "models" / f"{name}_{config.profile()}.keras"
+
+
+def trained_cats_dogs():
+    """Notebook 04's saved model for this profile, else step 0 trained now, saved (notebook 06)."""
+    s = config.settings("cats_dogs")
+    return _saved_or_trained(model_path(), "04", f"the original net for {s.epochs} epochs",
+                             lambda: train("0", config.SEED, s)[0])
+
+
+def _saved_or_trained(path, notebook, what, train):
+    """The model saved at `path`, else `train()`'s, saved there, saying so."""
+    import keras
+
+    from . import data, training
+
+    if path.exists():
+        print(f"Loaded {data.shown(path)}")
+        return keras.saving.load_model(path)
+    print(f"{data.shown(path)} is missing (run notebook {notebook} for it); training {what} "
+          "instead.")
+    model = train()
+    training.save_model(model, path)
+    return model
+
+
+def train_transfer(s):
+    """Notebook 03's (p(cat), p(dog)) model, trained as 03 does with settings `s` (notebook 06)."""
+    import keras
+
+    from . import data, models
+
+    config.set_seed()
+    base = models.imagenet_base(s.base, s.image_size)
+    train = data.cats_dogs("train", image_size=s.image_size, batch_size=s.batch, limit=s.train)
+    features, labels = models.extract_features(base, train)
+    head = models.classifier_head(features.shape[1:], len(train.class_names))
+    head.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    head.fit(features, labels, epochs=s.head_epochs, batch_size=s.batch, verbose=0)
+    models.unfreeze_top_third(base)
+    model = keras.Sequential([base, head], name="fine_tuned")
+    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    model.fit(train, epochs=s.finetune_epochs, shuffle=False, verbose=0)
+    return model
+
+
+def trained_transfer():
+    """Notebook 03's saved transfer model, else `train_transfer` now, saved (notebook 06)."""
+    s = config.settings("transfer")
+    return _saved_or_trained(
+        model_path(TRANSFER), "03", f"notebook 03's transfer model (epochs: head "
+        f"{s.head_epochs}, fine-tuning {s.finetune_epochs})", lambda: train_transfer(s))

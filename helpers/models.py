@@ -6,6 +6,8 @@ import keras
 import numpy as np
 from keras import layers
 
+from . import config
+
 __all__ = ["BASES", "LADDER", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
            "augmentation", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
            "classifier_head", "extract_features", "frozen_base", "imagenet_base", "mnist_cnn",
@@ -244,6 +246,4 @@ def unfreeze_top_third(base):  #@save
 
 
 def _weights(name):
-    from . import data  # here, not at the top: data needs TensorFlow, the JAX benchmark does not
-
-    return data.pretrained_weights(name)
+    return config.pretrained_weights(name)

@@ -27,7 +27,7 @@ def history(history, metrics=("loss", "accuracy"), title=None):
 
 
 def utilization(monitor, title="Utilisation while training"):
-    """CPU (and GPU) utilisation over time of a monitor.Utilization, its marks (notebook 08)."""
+    """CPU (and GPU) utilisation over time of a timing.Utilization, its marks (notebook 08)."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
     keys = ["cpu_pct"] + sorted(k for k in monitor.samples[0] if k.endswith("_pct")
                                 and k.startswith("gpu")) if monitor.samples else []

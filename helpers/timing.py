@@ -1,15 +1,91 @@
-"""Timing: a fair clock for one call (notebook 00) and the step times of training (notebook 01)."""
+"""Measuring time: a fair clock for one call (notebook 00), comparisons that hold on a busy
+machine (the workloads timed in alternation, a verdict from the spread of the per-round ratios
+that says "inconclusive" when the machine's speed changed more than the difference; notebook
+00, used by 02, 05 and 07-11), the step times of training (notebooks 01, 08), the CPU and GPU
+utilisation sampled while a cell runs, and what a TensorFlow profile says (notebook 07)."""
 
+import collections
 import math
 import statistics
+import threading
 import time
 import timeit
+from pathlib import Path
 
 import keras
 import numpy as np
+import psutil
 
-__all__ = ["StepTimer", "Throughput", "first_and_median", "step_ops", "step_stats", "time_fit",
-           "time_steps", "wait_for"]
+from .hardware import nvidia_smi_gpus
+
+__all__ = ["SAME_WITHIN", "StepTimer", "Throughput", "Utilization", "alternate",
+           "first_and_median", "interval", "ratio", "read_profile", "step_ops", "step_stats",
+           "t_quantile", "time_fit", "time_steps", "timed_block", "wait_for"]
+
+SAME_WITHIN = 0.10  # two speeds whose whole interval lies within 10 % either way are "the same"
+
+
+def t_quantile(p, df):
+    """The p-quantile of Student's t with `df` (maybe fractional) degrees of freedom, from its
+    density summed on a fine grid: the standard library has no t distribution (notebook 05)."""
+    t = np.linspace(0.0, 1000.0, 1_000_001)
+    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    density = scale * (1 + t ** 2 / df) ** (-(df + 1) / 2)
+    cdf = 0.5 + np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(t))])
+    return float(np.interp(p, cdf, t))
+
+
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def timed_block(call, seconds):  #@save
+    calls, elapsed, start = 0, 0.0, time.perf_counter()
+    while elapsed < seconds:  # at least one call
+        call()
+        calls, elapsed = calls + 1, time.perf_counter() - start
+    return calls, elapsed
+
+
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  #@save
+    if rounds < 3 or seconds <= 0:
+        raise ValueError(f"rounds must be 3 or more and seconds positive: {rounds}, {seconds}.")
+    units = units if isinstance(units, dict) else dict.fromkeys(work, units)
+    for call in work.values():
+        for _ in range(warmup):  # rule 1
+            call()
+    speeds = {name: [] for name in work}
+    for r in range(rounds):
+        for name in list(work)[:: 1 if r % 2 == 0 else -1]:  # A B, then B A, ...
+            calls, taken = timed_block(work[name], seconds)
+            speeds[name].append(units[name] * calls / taken)
+    return speeds
+
+
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def interval(a, b, level=0.95):  #@save
+    if min(a) <= 0 or min(b) <= 0:
+        raise ValueError(f"speeds must be positive; the lowest are {min(a)} and {min(b)}.")
+    logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
+    mean, spread = statistics.mean(logs), statistics.stdev(logs)
+    half = t_quantile(0.5 + level / 2, len(logs) - 1) * spread / math.sqrt(len(logs))
+    return math.exp(mean - half), math.exp(mean), math.exp(mean + half), math.expm1(spread)
+
+
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  #@save
+    low, mid, high, spread = interval(a, b, level)
+    within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
+    kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
+                                  f"difference; rerun when it is quieter ({within}")
+    if 1 / (1 + same) <= low and high <= 1 + same:
+        kind, says = "same", f"the same within {100 * same:.0f} % ({within}"
+    elif round(low, 2) > 1:  # an interval printed as reaching 1.00 decides nothing
+        kind, says = "faster", f"{names[0]} is {mid:.2f}x as fast ({low:.2f}-{high:.2f}x"
+    elif round(1 / high, 2) > 1:
+        kind, says = "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({1/high:.2f}-{1/low:.2f}x"
+    text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
+            f"{unit}, {len(a)} rounds: {says}, {100 * level:.0f} % interval; spread "
+            f"{100 * spread:.0f} %)")
+    return {"verdict": kind, "ratio": mid, "low": low, "high": high, "spread": spread, "text": text}
 
 NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an input: no work a step
 
@@ -122,3 +198,95 @@ def time_steps(model, dataset, steps, batch_size, warmup=1):
     """Median training images/s of `steps` steps on `dataset` after `warmup` (notebook 10)."""
     return batch_size / statistics.median(time_fit(model, dataset.repeat(), batch_size, steps,
                                                    warmup))
+
+
+class Utilization:
+    """Context manager sampling CPU % and each GPU's load, memory and power (notebook 07)."""
+
+    def __init__(self, interval=0.5, gpus=None):
+        if interval <= 0:
+            raise ValueError(f"interval must be positive, got {interval}.")
+        self.interval, self.samples, self.marks = interval, [], []
+        self._with_gpus = gpus if gpus is not None else bool(nvidia_smi_gpus())
+        self._stop = threading.Event()
+
+    def _sample(self):
+        entry = {"t": time.perf_counter() - self.start, "cpu_pct": psutil.cpu_percent()}
+        if self._with_gpus:
+            for i, g in enumerate(nvidia_smi_gpus()):
+                entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]
+                for key, column in (("utilization_pct", "pct"), ("power_w", "power_w"),
+                                    ("temperature_c", "temperature_c")):
+                    if g[key] is not None:  # "[N/A]": a MIG slice reports no utilisation
+                        entry[f"gpu{i}_{column}"] = g[key]
+        self.samples.append(entry)
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        psutil.cpu_percent()  # the first reading only sets a reference
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        return False
+
+    def mark(self, label):
+        """Record a labelled moment (an epoch boundary, a phase change)."""
+        self.marks.append((time.perf_counter() - self.start, label))
+
+    def series(self, key):
+        """(times, values) of one sampled quantity, e.g. 'cpu_pct', 'gpu0_pct', 'gpu0_power_w'."""
+        rows = [s for s in self.samples if key in s]
+        return [s["t"] for s in rows], [s[key] for s in rows]
+
+    def mean(self, key):
+        values = self.series(key)[1]
+        return sum(values) / len(values) if values else float("nan")
+
+
+def _busy_ms(spans):
+    """Wall time covered by at least one of `spans` (start, stop in ps), in milliseconds."""
+    busy, end = 0, 0
+    for start, stop in sorted(spans):
+        busy, end = busy + max(0, stop - max(start, end)), max(end, stop)
+    return busy / 1e9
+
+
+def read_profile(logdir):
+    """The newest profile under `logdir`, in ms: steps and their time, the share spent waiting
+    for the next batch (IteratorGetNext), input threads at work, top ops and every op type's
+    time summed over the compute threads (notebooks 07, 09)."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    found = sorted(Path(logdir).glob("**/plugins/profile/*/*.xplane.pb"))
+    if not found:
+        raise FileNotFoundError(f"No profile under {logdir}: train with keras.callbacks."
+                                "TensorBoard(log_dir, profile_batch=(first, last)) first.")
+    space = xplane_pb2.XSpace.FromString(found[-1].read_bytes())
+    host = next(p for p in space.planes if p.name.startswith("/host:CPU"))
+    names = {key: meta.name for key, meta in host.event_metadata.items()}
+    steps, step_ms, wait_ms, input_spans, ops = 0, 0.0, 0.0, [], collections.Counter()
+    for line in host.lines:
+        for event in line.events:
+            name, ms = names.get(event.metadata_id, "?"), event.duration_ps / 1e9
+            if line.name.startswith("tf_data"):  # an input pipeline thread
+                start = line.timestamp_ns * 1000 + event.offset_ps
+                input_spans.append((start, start + event.duration_ps))
+            if line.name == "python" and name == "multi_step_on_iterator":
+                steps, step_ms = steps + 1, step_ms + ms
+            elif name == "IteratorGetNextOp::DoCompute":
+                wait_ms += ms
+            elif line.name.startswith("tf_Compute") and ":" in name and "::" not in name:
+                ops[name.rsplit(":", 1)[-1]] += ms  # "scope/op:OpType" -> OpType
+    return {"steps": steps, "step_ms": step_ms,
+            "waiting_share": wait_ms / step_ms if step_ms else math.nan,
+            "input_busy_ms": _busy_ms(input_spans), "top_ops_ms": dict(ops.most_common(8)),
+            "ops_ms": dict(ops)}

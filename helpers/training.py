@@ -1,17 +1,26 @@
 """Training the course's way: timed, resumable, explained when memory runs out (notebooks
-01-05); `fit` trains the ladder of notebook 05 and its recorded runs (tools/ladder.py)."""
+01-05); and the plumbing around notebook 10's worker processes (waiting, killing one, reading
+results) with its alpha-beta model of the all-reduce, which predicts the scaling efficiency.
+The CPU's split, the strategy, TF_CONFIG and the workers' script are on notebook 10's page."""
 
+import json
 import math
 import os
+import signal
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import keras
+import numpy as np
 
 from . import config
-from .images import plural
+from .data import plural
 from .timing import Throughput
 
-__all__ = ["FiniteCheck", "backup_dir", "batch_size_of", "fit", "nonfinite", "save_model"]
+__all__ = ["FiniteCheck", "Run", "all_reduce_time", "backup_dir", "batch_size_of", "fit",
+           "fit_alpha_beta", "folder", "kill", "nonfinite", "predicted_efficiency", "ring_bytes",
+           "save_model", "wait", "weight_difference"]
 
 
 def backup_dir(name):
@@ -100,3 +109,131 @@ def batch_size_of(dataset):
     where its shape does not say (no drop_remainder), that of its first batch."""
     size = dataset.element_spec[0].shape[0]
     return int(size if size is not None else next(iter(dataset))[0].shape[0])
+
+
+def folder(name):
+    """The folder of run `name`: job, logs, results, weights, checkpoints (notebook 10)."""
+    return config.BUILD_DIR / "distributed" / name
+
+
+@dataclass
+class Run:
+    """A multi-worker run: its folder, processes and, once finished, results (notebook 10)."""
+
+    name: str
+    path: Path
+    processes: list
+    results: dict = field(default_factory=dict)
+    killed: list = field(default_factory=list)
+
+    def log(self, index, last=None):
+        """Worker `index`'s log, or its last `last` lines."""
+        text = (self.path / f"worker_{index}.log").read_text(errors="replace")
+        return "\n".join(text.splitlines()[-last:]) if last else text
+
+    def report(self, index):
+        """The lines worker `index` printed itself ("worker 0: ..."), without TensorFlow's."""
+        return "\n".join(line for line in self.log(index).splitlines()
+                         if line.startswith(f"worker {index}:"))
+
+    def progress(self, index):
+        """The progress lines worker `index` has written so far ("epoch 1 end", ...)."""
+        path = self.path / f"progress_{index}.txt"
+        return path.read_text().splitlines() if path.exists() else []
+
+    def weights(self, index):
+        """Worker `index`'s final weights, as a list of arrays."""
+        with np.load(self.path / f"weights_{index}.npz") as f:
+            return [f[f"arr_{i}"] for i in range(len(f.files))]
+
+
+def kill(run, index):
+    """Kill worker `index` with SIGKILL, like a machine losing power (notebook 10)."""
+    process = run.processes[index]
+    if process.poll() is None:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        run.killed.append(index)
+
+
+def wait(run, timeout=600, kill_at=None, grace=30):
+    """Wait for the workers and read the finished ones' results; kill_at=(index, epoch) kills
+    worker `index` when it starts epoch `epoch + 1`, the others stopped `grace` s later
+    (notebook 10)."""
+    deadline, killed_at = time.monotonic() + timeout, None
+    while any(p.poll() is None for p in run.processes):
+        if kill_at and killed_at is None and (
+                f"epoch {kill_at[1] + 1} start" in run.progress(kill_at[0])):
+            kill(run, kill_at[0])
+            killed_at = time.monotonic()
+        late = killed_at is not None and time.monotonic() > killed_at + grace
+        if late or time.monotonic() > deadline:
+            for index in range(len(run.processes)):
+                kill(run, index)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"The workers of {run.name!r} ran past {timeout} s; "
+                               f"last lines of worker 0:\n{run.log(0, last=15)}")
+        time.sleep(0.02)
+    if kill_at and killed_at is None:
+        raise RuntimeError(f"Worker {kill_at[0]} finished before epoch {kill_at[1] + 1} "
+                           "began, so nothing was killed: train for more epochs.")
+    for index, process in enumerate(run.processes):
+        if process.returncode == 0:
+            run.results[index] = json.loads((run.path / f"result_{index}.json").read_text())
+        elif not kill_at:
+            raise RuntimeError(f"Worker {index} of {run.name!r} failed (exit code "
+                               f"{process.returncode}); last lines of its log:\n"
+                               f"{run.log(index, last=15)}")
+    return run
+
+
+def weight_difference(run):
+    """Largest absolute difference between any worker's weights and worker 0's (notebook 10)."""
+    if len(run.results) < 2:
+        raise ValueError("Comparing weights needs a finished run with two or more workers.")
+    first = run.weights(0)
+    return max(float(np.max(np.abs(a - b))) if a.size else 0.0
+               for index in list(run.results)[1:] for a, b in zip(first, run.weights(index)))
+
+
+def ring_bytes(size, workers):
+    """Bytes each of `workers` sends in a ring all-reduce of `size` bytes: 2(N-1)/N x size,
+    half in the reduce-scatter, half in the all-gather (notebook 10)."""
+    if workers < 1:
+        raise ValueError(f"An all-reduce needs 1 or more workers, got {workers}.")
+    return 2 * (workers - 1) / workers * size
+
+
+def all_reduce_time(size, workers, alpha, beta):
+    """The alpha-beta model's seconds for an all-reduce of `size` bytes over `workers`: latency
+    `alpha` (s) plus the bytes each worker sends over bandwidth `beta` (bytes/s); 0 for one
+    worker, who sends nothing (notebook 10)."""
+    return 0.0 if workers == 1 else alpha + ring_bytes(size, workers) / beta
+
+
+def fit_alpha_beta(sizes, seconds, workers=2):
+    """Latency alpha (s) and bandwidth beta (bytes/s) fitted to all-reduces of `sizes` bytes
+    that took `seconds`: t = alpha + ring_bytes(size) / beta by least squares on relative
+    errors, so that the smallest all-reduce counts as much as the largest. A negative
+    intercept (noise) gives alpha 0 and a fit through the origin; a slope of 0 or less (no
+    time grew with the size) gives beta = inf (notebook 10)."""
+    sent = np.array([ring_bytes(s, workers) for s in sizes], dtype=float)
+    took = np.asarray(seconds, dtype=float)
+    if workers < 2 or len(set(sent)) < 2 or len(sent) != len(took) or took.min() <= 0:
+        raise ValueError("Fitting alpha and beta needs two or more workers and positive times "
+                         f"of all-reduces of two or more sizes; got {workers} workers, sizes "
+                         f"{list(sizes)} and seconds {list(seconds)}.")
+    slope, alpha = np.polyfit(sent, took, 1, w=1 / took)
+    if alpha < 0:
+        alpha, slope = 0.0, float(np.sum(sent / took) / np.sum((sent / took) ** 2))
+    return float(alpha), (1 / float(slope) if slope > 0 else math.inf)
+
+
+def predicted_efficiency(step, all_reduce):
+    """Scaling efficiency predicted when every worker keeps the one-worker step's `step`
+    seconds (the same per-worker batch) and adds an all-reduce of `all_reduce` seconds that
+    nothing overlaps: step / (step + all_reduce) (notebook 10)."""
+    if step <= 0 or all_reduce < 0:
+        raise ValueError(f"A step takes positive seconds and an all-reduce 0 or more: "
+                         f"{step}, {all_reduce}.")
+    return step / (step + all_reduce)

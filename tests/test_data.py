@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import config, data, models, sources
+from helpers import config, data, models
 
 import numpy as np
 import pytest
@@ -30,9 +30,9 @@ def test_sample_size_stays_small():
 
 def test_unknown_names_list_the_choices():
     with pytest.raises(KeyError, match="cats_dogs"):
-        sources.source("imagenet")
+        config.source("imagenet")
     with pytest.raises(KeyError, match="mobilenet_0.25"):
-        data.pretrained_weights("vgg16")
+        config.pretrained_weights("vgg16")
 
 
 def test_mnist_sample_split_is_fixed_and_disjoint(profile):
@@ -257,7 +257,7 @@ def test_nested_folders_and_non_ascii_names_are_used(tmp_path):
 
 def test_wrong_arguments_name_the_valid_choices():
     with pytest.raises(KeyError, match="cats_dogs, cifar10, imdb, mnist, tinyshakespeare"):
-        sources.source("coco")
+        config.source("coco")
     with pytest.raises(KeyError, match="0, 1, 2, 2b, 3"):
         models.cats_dogs_net("4")
     with pytest.raises(TypeError, match="unknown settings.*'imagesize'.*image_size"):

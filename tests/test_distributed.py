@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 
-from helpers import config, distributed, models
+from helpers import config, models, training
 
 import keras
 import nbformat
@@ -35,7 +35,7 @@ def on_page(name, script=None):
     """Notebook 10's `def name`, run with the names its page gives it."""
     namespace = {"json": json, "os": os, "shutil": shutil, "socket": socket,
                  "subprocess": subprocess, "sys": sys, "tf": tf, "config": config,
-                 "folder": distributed.folder, "Run": distributed.Run, "script": script}
+                 "folder": training.folder, "Run": training.Run, "script": script}
     for needed in ("tf_config", "free_ports", name):
         exec(page_source.defined_on_page(NOTEBOOK, needed), namespace)
     return namespace[name]
@@ -73,34 +73,34 @@ def test_free_ports_are_distinct_and_zero_workers_are_refused(tmp_path):
     with pytest.raises(ValueError, match="1 or more workers"):
         on_page("free_ports")(0)
     with pytest.raises(ValueError, match="two or more workers"):
-        distributed.weight_difference(distributed.Run("x", tmp_path, []))
+        training.weight_difference(training.Run("x", tmp_path, []))
 
 
 @pytest.mark.parametrize("workers, alpha, beta", [(2, 3e-3, 1.4e8), (4, 50e-6, 2e10)])
 def test_the_alpha_beta_fit_recovers_known_latency_and_bandwidth(workers, alpha, beta):
     sizes = [4, 32_528, 325_284, 3_252_868]
-    seconds = [distributed.all_reduce_time(s, workers, alpha, beta) for s in sizes]
-    assert distributed.fit_alpha_beta(sizes, seconds, workers) == pytest.approx((alpha, beta))
+    seconds = [training.all_reduce_time(s, workers, alpha, beta) for s in sizes]
+    assert training.fit_alpha_beta(sizes, seconds, workers) == pytest.approx((alpha, beta))
     noisy = [t * f for t, f in zip(seconds, (1.05, 0.95, 1.03, 0.98))]
-    assert distributed.fit_alpha_beta(sizes, noisy, workers) == pytest.approx((alpha, beta),
+    assert training.fit_alpha_beta(sizes, noisy, workers) == pytest.approx((alpha, beta),
                                                                                rel=0.1)
 
 
 def test_the_alpha_beta_model_of_a_known_case_and_what_the_fit_refuses():
-    assert distributed.ring_bytes(3e6, 2) == 3e6 and distributed.ring_bytes(3e6, 4) == 4.5e6
-    assert distributed.all_reduce_time(3e6, 1, 1e-3, 1e8) == 0.0
-    assert distributed.all_reduce_time(3e6, 2, 1e-3, 1e8) == pytest.approx(0.031)
-    assert distributed.predicted_efficiency(0.1, 0.025) == pytest.approx(0.8)
-    assert distributed.predicted_efficiency(0.1, 0.0) == 1.0
+    assert training.ring_bytes(3e6, 2) == 3e6 and training.ring_bytes(3e6, 4) == 4.5e6
+    assert training.all_reduce_time(3e6, 1, 1e-3, 1e8) == 0.0
+    assert training.all_reduce_time(3e6, 2, 1e-3, 1e8) == pytest.approx(0.031)
+    assert training.predicted_efficiency(0.1, 0.025) == pytest.approx(0.8)
+    assert training.predicted_efficiency(0.1, 0.0) == 1.0
     sizes = [4, 4e6]
-    assert distributed.fit_alpha_beta(sizes, [1e-3, 1e-3]) == (pytest.approx(1e-3), math.inf)
-    alpha, beta = distributed.fit_alpha_beta([1e6, 2e6, 4e6], [0.005, 0.02, 0.045])
+    assert training.fit_alpha_beta(sizes, [1e-3, 1e-3]) == (pytest.approx(1e-3), math.inf)
+    alpha, beta = training.fit_alpha_beta([1e6, 2e6, 4e6], [0.005, 0.02, 0.045])
     assert alpha == 0.0 and beta == pytest.approx(1.49e8, rel=0.01)  # intercept below 0
     for sizes, seconds, workers in [([4, 4], [1, 2], 2), ([4, 8], [1, 2], 1), ([4, 8], [1], 2)]:
         with pytest.raises(ValueError, match="two or more"):
-            distributed.fit_alpha_beta(sizes, seconds, workers)
+            training.fit_alpha_beta(sizes, seconds, workers)
     with pytest.raises(ValueError, match="positive seconds"):
-        distributed.predicted_efficiency(0.0, 0.01)
+        training.predicted_efficiency(0.0, 0.01)
 
 
 @pytest.mark.parametrize("job", [{"epochs": 2, "epoch": 3}, {"epochs": 2}])
@@ -149,8 +149,8 @@ def test_a_restored_checkpoint_resumes_with_the_same_weights_optimizer_and_epoch
 def test_two_workers_end_identical_and_a_killed_job_resumes(tmp_path):
     start = on_page("start", write_worker_script(tmp_path / "10_worker.py"))
     job = dict(epochs=3, per_worker_batch=8, train_limit=64, val_limit=64, threads=1)
-    two = distributed.wait(start("test_two", 2, **job))
-    assert distributed.weight_difference(two) == 0.0
+    two = training.wait(start("test_two", 2, **job))
+    assert training.weight_difference(two) == 0.0
     assert two.results[0]["losses"] == two.results[1]["losses"]
     parts = two.results[0]  # the step's parts, timed for the page's alpha-beta model
     rounds = config.settings("compare").rounds
@@ -159,11 +159,11 @@ def test_two_workers_end_identical_and_a_killed_job_resumes(tmp_path):
     sizes, seconds = zip(*parts["all_reduce"])
     floats = models.cats_dogs_net("0").count_params()
     assert sizes == (4, 4 * (floats // 100), 4 * (floats // 10), 4 * floats)
-    alpha, beta = distributed.fit_alpha_beta(sizes, seconds)
+    alpha, beta = training.fit_alpha_beta(sizes, seconds)
     assert alpha >= 0 and beta > 0 and min(seconds) > 0
-    crashed = distributed.wait(start("test_fault", 2, **job), kill_at=(1, 1))
+    crashed = training.wait(start("test_fault", 2, **job), kill_at=(1, 1))
     assert crashed.killed[0] == 1 and crashed.progress(1)[-1] == "epoch 2 start"
-    resumed = distributed.wait(start("test_fault", 2, fresh=False, **job))
+    resumed = training.wait(start("test_fault", 2, fresh=False, **job))
     assert [r["first_epoch"] for r in resumed.results.values()] == [2, 2]
-    assert distributed.weight_difference(resumed) == 0.0
+    assert training.weight_difference(resumed) == 0.0
     assert all(np.isfinite(r["losses"]).all() for r in resumed.results.values())

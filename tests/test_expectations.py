@@ -14,7 +14,7 @@ test-slow`): notebook 01's 96–99 % (tests/test_training.py) and step 2b learni
 import json
 import math
 
-from helpers import config, hardware, models, peak, roofline
+from helpers import config, hardware, models, roofline
 
 import pytest
 
@@ -60,7 +60,7 @@ RECORDED = [
 def vgg16_multiply_adds():
     import keras
 
-    return peak.flops_per_image(keras.applications.VGG16(weights=None)) / 2
+    return roofline.flops_per_image(keras.applications.VGG16(weights=None)) / 2
 
 
 def unknown_share(max_tokens):
@@ -118,24 +118,24 @@ COMPUTED = [
      lambda: unknown_share(3000) / unknown_share(1000), 0.35, 0.65),
     ("03", "about 15 billion multiply-adds per picture", vgg16_multiply_adds, 14e9, 16e9),
     ("03", "MobileNet 0.25 at 224 px: about 41 million",
-     lambda: peak.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)) / 2, 38e6, 44e6),
+     lambda: roofline.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)) / 2, 38e6, 44e6),
     ("03", "about 375 times the arithmetic",  # both bases at 224 px, VGG16's without a download
-     lambda: peak.flops_per_image(models.frozen_base(*models.BASES["vgg16"][:2], 224, None))
-     / peak.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)), 360, 390),
+     lambda: roofline.flops_per_image(models.frozen_base(*models.BASES["vgg16"][:2], 224, None))
+     / roofline.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)), 360, 390),
     ("08", "about 77× the arithmetic of the original",
-     lambda: peak.flops_per_image(models.cats_dogs_deep())
-     / peak.flops_per_image(models.cats_dogs_net("0")), 70, 85),
+     lambda: roofline.flops_per_image(models.cats_dogs_deep())
+     / roofline.flops_per_image(models.cats_dogs_net("0")), 70, 85),
     ("08", "the deep net about 9× the original's intensity",
-     lambda: peak.arithmetic_intensity(models.cats_dogs_deep())
-     / peak.arithmetic_intensity(models.cats_dogs_net("0")), 8, 10.5),
+     lambda: roofline.arithmetic_intensity(models.cats_dogs_deep())
+     / roofline.arithmetic_intensity(models.cats_dogs_net("0")), 8, 10.5),
     ("08", "about 347 MFLOP instead of about 1,820",
-     lambda: peak.flops_per_image(deep(convs_per_stage=2)) / 1e6, 330, 365),
+     lambda: roofline.flops_per_image(deep(convs_per_stage=2)) / 1e6, 330, 365),
     ("08", "about 347 MFLOP instead of about 1,820",
-     lambda: peak.flops_per_image(deep()) / 1e6, 1_730, 1_910),
-    ("08", "from about 226 to about 148 FLOP/byte", lambda: peak.arithmetic_intensity(deep()),
+     lambda: roofline.flops_per_image(deep()) / 1e6, 1_730, 1_910),
+    ("08", "from about 226 to about 148 FLOP/byte", lambda: roofline.arithmetic_intensity(deep()),
      215, 237),
     ("08", "from about 226 to about 148 FLOP/byte",
-     lambda: peak.arithmetic_intensity(deep(convs_per_stage=2)), 140, 156),
+     lambda: roofline.arithmetic_intensity(deep(convs_per_stage=2)), 140, 156),
     ("08", "The blog's V100 ran its cat/dog networks at under 3 % of its float32 roof",
      lambda: 100 * max(p["ratio"] for p in roofline.blog_points() if p["step"] != "cifar10"),
      0, 3),
@@ -144,8 +144,8 @@ COMPUTED = [
      lambda: a100_tf32("3")["intensity"], 30, 34),
     ("08", "nearly doubles to about 63 FLOP/byte", lambda: a100_16bit("3")["intensity"], 60, 66),
     ("08", "Expect about half the forward figure",
-     lambda: peak.training_intensity(models.cats_dogs_net("0"), 32)
-     / peak.arithmetic_intensity(models.cats_dogs_net("0")), 0.4, 0.6),
+     lambda: roofline.training_intensity(models.cats_dogs_net("0"), 32)
+     / roofline.arithmetic_intensity(models.cats_dogs_net("0")), 0.4, 0.6),
     ("08", "the random augmentation layers (`RandomShear`, `RandomZoom`) do not",
      lambda: jit_allowed(models.cats_dogs_net("0")), 0, 0),
     ("08", "A network whose layers all allow it, like the CIFAR-10 net",

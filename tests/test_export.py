@@ -8,7 +8,7 @@ import sys
 from functools import partial
 from types import SimpleNamespace
 
-from helpers import config, data, models, predict, sources, timing
+from helpers import config, data, ladder, models, timing
 
 import keras
 import nbformat
@@ -28,8 +28,8 @@ CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Sia
 
 def page_functions():
     """The functions notebook 11 writes out (they live on its page alone), and its ZOO pins."""
-    namespace = {"keras": keras, "np": np, "tf": tf, "partial": partial, "predict": predict,
-                 "timing": timing, "config": config, "sources": sources}
+    namespace = {"keras": keras, "np": np, "tf": tf, "partial": partial, "data": data,
+                 "timing": timing, "config": config}
     cells = nbformat.read(config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4).cells
     exec(next(c.source for c in cells if c.source.startswith("ZOO_URL = ")), namespace)
     for name in ON_THE_PAGE:
@@ -115,7 +115,7 @@ def test_the_int8_input_takes_float_pixels_in_its_own_scale_and_zero_point(tmp_p
 
 @pytest.mark.slow
 def test_int8_classifies_the_validation_pictures_within_2_points_of_float32(tmp_path):
-    model = predict.trained_cats_dogs()  # notebook 04's network, as notebook 11 takes it
+    model = ladder.trained_cats_dogs()  # notebook 04's network, as notebook 11 takes it
     size = model.input_shape[1]
     val = data.cats_dogs("validation", size, 64)
     images = np.concatenate([x.numpy() for x, _ in val])
@@ -171,7 +171,7 @@ def test_bad_inputs_get_clear_errors(tmp_path):
 
 
 def imagenet_labels():
-    return sources.sample_path("pretrained/imagenet_labels.txt").read_text().splitlines()
+    return config.sample_path("pretrained/imagenet_labels.txt").read_text().splitlines()
 
 
 def cat_picture():
@@ -180,7 +180,7 @@ def cat_picture():
 
 def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
     classifier = page.load_tflite(
-        sources.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
+        config.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
     best, seconds = page.top5(classifier, cat_picture(), imagenet_labels())
     assert best[0][0] in CAT_CLASSES and seconds > 0
     assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
@@ -197,7 +197,7 @@ def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(profile,
         asked.append(remote)
         raise ConnectionError("no network")
 
-    monkeypatch.setattr(sources, "download", offline)
+    monkeypatch.setattr(config, "download", offline)
     profile("sample")
     assert page.zoo_classifiers() == [] and asked == []
     profile("full")
@@ -211,10 +211,10 @@ def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(profile,
 def test_each_larger_classifier_matches_its_pin_and_sees_a_cat(profile, monkeypatch):
     def download(remote):  # the checked download, from the build machines' copy
         path = SHARED_ZOO / remote.url.rsplit("/", 1)[-1]
-        assert sources.sha256(path) == remote.sha256, path.name
+        assert config.sha256(path) == remote.sha256, path.name
         return path
 
-    monkeypatch.setattr(sources, "download", download)
+    monkeypatch.setattr(config, "download", download)
     profile("full")
     paths = page.zoo_classifiers()
     assert [p.name for p in paths] == list(page.ZOO)

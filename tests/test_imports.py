@@ -13,8 +13,12 @@ import pytest
 HELPERS = sorted(p.stem for p in (config.ROOT / "helpers").glob("*.py") if p.stem != "__init__")
 # The modules that work without TensorFlow: tools, tests and notebooks that only read records,
 # plot or describe the machine start in a fraction of a second.
-WITHOUT_TENSORFLOW = {"compare", "config", "distributed", "hardware", "ladder", "monitor",
-                      "plots", "profiling", "published", "results"}
+WITHOUT_TENSORFLOW = {"config", "hardware", "ladder", "plots", "published", "results"}
+
+
+# The layers, lowest first: a module imports only modules before it (CONTRIBUTING's room table).
+LAYERS = ["config", "published", "hardware", "plots", "results", "timing", "models", "roofline",
+          "data", "training", "ladder"]
 
 
 def _imports():
@@ -54,6 +58,18 @@ def _cycle(graph):
 def test_no_helper_module_imports_one_that_imports_it_back():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]  # it can fail
     assert _cycle(_imports()) is None
+
+
+def _upward(graph, layers):
+    """(module, what it imports) for each import of a module in the same or a later layer."""
+    return sorted((name, other) for name, imported in graph.items() for other in imported
+                  if layers.index(other) >= layers.index(name))
+
+
+def test_each_helper_module_imports_only_the_layers_before_it():
+    assert set(LAYERS) == set(HELPERS), "place a new module in LAYERS and CONTRIBUTING's table"
+    assert _upward({"a": {"b"}, "b": set()}, ["a", "b"]) == [("a", "b")]  # it can fail
+    assert _upward(_imports(), LAYERS) == []
 
 
 def _fresh(code, cwd, build):

@@ -1,9 +1,9 @@
-"""helpers.keras2_loader: the Keras 2 style PyDataset and its augmentation (measured on
+"""helpers.data: the Keras 2 style PyDataset and its augmentation (measured on
 pictures, in Keras 2's units: shear in degrees, height and width zoomed apart, half mirrored)."""
 
 import math
 
-from helpers import data, keras2_loader, models
+from helpers import data, models
 
 import numpy as np
 import pytest
@@ -28,7 +28,7 @@ def drawn(tmp_path, picture, draws=200):
     """`draws` pictures as PillowBatches augments `picture` (saved as a PNG), one per batch."""
     path = tmp_path / "picture.png"
     Image.fromarray(picture.astype("uint8")).save(path)
-    loader = keras2_loader.PillowBatches([str(path)], [0], picture.shape[0], 1, repeat=draws)
+    loader = data.PillowBatches([str(path)], [0], picture.shape[0], 1, repeat=draws)
     return [loader[i][0][0] for i in range(draws)]
 
 
@@ -36,11 +36,11 @@ def test_a_shear_of_0_2_degrees_moves_a_corner_by_0_35_percent_of_the_width():
     lines = np.zeros((SIZE, SIZE, 3), "float32")
     lines[SIZE // 2] = 255
     expected = math.sin(math.radians(0.2))  # 0.0035: Keras 2 read shear_range in degrees
-    assert tilt(keras2_loader.keras2_transform(lines, shear_degrees=0.2)) == pytest.approx(
+    assert tilt(data.keras2_transform(lines, shear_degrees=0.2)) == pytest.approx(
         expected, rel=0.05)
-    assert tilt(keras2_loader.keras2_transform(lines, shear_degrees=-0.2)) == pytest.approx(
+    assert tilt(data.keras2_transform(lines, shear_degrees=-0.2)) == pytest.approx(
         -expected, rel=0.05)
-    assert tilt(keras2_loader.keras2_transform(lines)) == pytest.approx(0, abs=1e-6)
+    assert tilt(data.keras2_transform(lines)) == pytest.approx(0, abs=1e-6)
 
 
 @pytest.mark.processes
@@ -72,20 +72,20 @@ def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
 
 def test_pillow_batches_are_real_augmented_pictures():
     paths, labels, _ = data.cats_dogs_files("train", limit=8)
-    plain = keras2_loader.PillowBatches(paths, labels, 64, 4, augment=False)
-    augmented = keras2_loader.PillowBatches(paths, labels, 64, 4, augment=True, repeat=3)
+    plain = data.PillowBatches(paths, labels, 64, 4, augment=False)
+    augmented = data.PillowBatches(paths, labels, 64, 4, augment=True, repeat=3)
     x, y = plain[0]
     assert x.shape == (4, 64, 64, 3) and x.dtype == np.float32 and 0 <= x.min() < x.max() <= 255
     assert len(plain) == 2 and len(augmented) == 6
     assert not np.array_equal(augmented[0][0], x) and np.array_equal(augmented[0][1], y)
     with pytest.raises(ValueError, match="batch_size"):
-        keras2_loader.PillowBatches(paths, labels, 64, 100)
+        data.PillowBatches(paths, labels, 64, 100)
 
 
 def test_a_batch_is_the_same_whichever_worker_makes_it_and_each_pass_draws_anew():
     # workers (threads or processes) ask for batches by index: its augmentation is fixed
     paths, labels, _ = data.cats_dogs_files("train", limit=8)
-    loader = keras2_loader.PillowBatches(paths, labels, 64, 4, repeat=2)
+    loader = data.PillowBatches(paths, labels, 64, 4, repeat=2)
     assert np.array_equal(loader[1][0], loader[1][0])
     assert not np.array_equal(loader[0][0], loader[2][0]) and np.array_equal(loader[0][1],
                                                                              loader[2][1])

@@ -1,6 +1,6 @@
-"""helpers.memory: training memory predicted from the layer shapes, and measured."""
+"""helpers.roofline: training memory predicted from the layer shapes, and measured."""
 
-from helpers import memory
+from helpers import roofline
 
 import keras
 import pytest
@@ -14,27 +14,27 @@ def tiny_net():
 
 def test_training_memory_by_hand():
     net = tiny_net()
-    assert memory.fixed_bytes(net) == 16 * 239  # weights, gradients, Adam's two moments
-    assert memory.activation_bytes(net) == (72 + 72 + 3) * 4
-    assert memory.activation_bytes(net, "bfloat16") == (72 + 72 + 3) * 2  # mixed: half
+    assert roofline.fixed_bytes(net) == 16 * 239  # weights, gradients, Adam's two moments
+    assert roofline.activation_bytes(net) == (72 + 72 + 3) * 4
+    assert roofline.activation_bytes(net, "bfloat16") == (72 + 72 + 3) * 2  # mixed: half
 
 
 def test_the_largest_batch_that_fits():
     net = tiny_net()
-    fits_ten = memory.fixed_bytes(net) + 10 * memory.activation_bytes(net) + 100
-    assert memory.largest_batch(net, fits_ten) == 10
-    assert memory.largest_batch(net, fits_ten, "bfloat16") == 20  # half the bytes a picture
-    assert memory.largest_batch(net, 1000) == 0  # not even the weights and moments fit
+    fits_ten = roofline.fixed_bytes(net) + 10 * roofline.activation_bytes(net) + 100
+    assert roofline.largest_batch(net, fits_ten) == 10
+    assert roofline.largest_batch(net, fits_ten, "bfloat16") == 20  # half the bytes a picture
+    assert roofline.largest_batch(net, 1000) == 0  # not even the weights and moments fit
     with pytest.raises(ValueError, match="must be positive"):
-        memory.largest_batch(net, 0)
+        roofline.largest_batch(net, 0)
     with pytest.raises(ValueError, match="Unknown dtype 'int8'"):
-        memory.activation_bytes(net, "int8")
+        roofline.activation_bytes(net, "int8")
 
 
 def test_growth_is_the_slope_of_peak_memory_against_batch():
-    assert memory.growth([10, 20, 40], [1100, 1200, 1400]) == pytest.approx(10)
+    assert roofline.growth([10, 20, 40], [1100, 1200, 1400]) == pytest.approx(10)
     with pytest.raises(ValueError, match="two or more different batch sizes"):
-        memory.growth([8, 8], [1, 2])
+        roofline.growth([8, 8], [1, 2])
 
 
 @pytest.mark.processes
@@ -44,10 +44,10 @@ def test_the_measured_growth_per_picture_is_within_3x_of_the_prediction():
     # one training step at three growing batch sizes, each network in a fresh process; the
     # 1.5 GB held here must not count there (a notebook's kernel holds that much and more)
     held = np.ones(int(1.5e9) // 8)
-    found = memory.measure([("cifar10_net", "float32"), ("cats_dogs_128px", "float32")],
+    found = roofline.measure_memory([("cifar10_net", "float32"), ("cats_dogs_128px", "float32")],
                            span_mb=200)
     assert held.sum() > 0
     for m in found:
         assert m["peak_bytes"] == sorted(m["peak_bytes"]), m
         assert 1 / 3 <= m["ratio"] <= 3, (m["network"], m["growth"], m["predicted"])
-    assert list(memory.check(found)["verdict"]) == ["within 3x", "within 3x"]
+    assert list(roofline.check_memory(found)["verdict"]) == ["within 3x", "within 3x"]

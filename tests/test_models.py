@@ -1,6 +1,6 @@
 """The networks of notebooks 01-05: shapes, parameter counts, masks, frozen bases, fine-tuning."""
 
-from helpers import data, models
+from helpers import config, models
 
 import keras
 import numpy as np
@@ -61,7 +61,7 @@ def test_embedded_mobilenet_base_is_frozen_and_loads_the_real_weights():
     assert base.count_params() == 218_544 and not base.trainable_weights
     reference = keras.applications.MobileNet(alpha=0.25, include_top=False,
                                              input_shape=(160, 160, 3),
-                                             weights=str(data.pretrained_weights()))
+                                             weights=str(config.pretrained_weights()))
     first = base.get_layer("mobilenet_0.25_160").get_layer("conv1").get_weights()[0]
     assert np.array_equal(first, reference.get_layer("conv1").get_weights()[0])
 

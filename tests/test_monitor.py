@@ -1,15 +1,15 @@
-"""helpers.monitor: CPU/GPU utilisation sampled in the background, with marks."""
+"""helpers.timing: CPU/GPU utilisation sampled in the background, with marks."""
 
 import time
 
-from helpers import hardware, monitor
+from helpers import hardware, timing
 
 import pytest
 from gpu_rehearsal import fake_nvidia_smi  # noqa: F401  (the fixture, used by name below)
 
 
 def test_monitor_samples_and_marks():
-    with monitor.Utilization(interval=0.05, gpus=False) as usage:
+    with timing.Utilization(interval=0.05, gpus=False) as usage:
         end = time.perf_counter() + 0.4
         while time.perf_counter() < end:
             sum(i * i for i in range(1000))
@@ -22,12 +22,12 @@ def test_monitor_samples_and_marks():
 
 def test_monitor_refuses_a_zero_interval():
     with pytest.raises(ValueError, match="interval"):
-        monitor.Utilization(interval=0)
+        timing.Utilization(interval=0)
 
 
 @pytest.mark.usefixtures("fake_nvidia_smi")
 def test_monitor_samples_every_gpu_nvidia_smi_reports():
-    with monitor.Utilization(interval=0.05) as usage:  # finds the GPUs by itself
+    with timing.Utilization(interval=0.05) as usage:  # finds the GPUs by itself
         time.sleep(0.5)
     for i in (0, 1):
         times, load = usage.series(f"gpu{i}_pct")
@@ -41,6 +41,6 @@ def test_monitor_samples_every_gpu_nvidia_smi_reports():
 
 def test_monitor_without_nvidia_smi_samples_the_cpu_only(monkeypatch):
     monkeypatch.setattr(hardware.shutil, "which", lambda name: None)
-    with monitor.Utilization(interval=0.05) as usage:
+    with timing.Utilization(interval=0.05) as usage:
         time.sleep(0.15)
     assert usage.samples and not any(k.startswith("gpu") for s in usage.samples for k in s)

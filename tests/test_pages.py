@@ -37,8 +37,8 @@ def test_a_comment_changed_on_the_page_reaches_the_helper(tmp_path):
     edit_page(notebooks, "# at least one call", "# at least one call, however long it takes")
     texts, problems = pages.written(helpers, notebooks)
     assert not problems
-    assert "however long it takes" in texts[helpers / "compare.py"]
-    assert texts[helpers / "timing.py"] == (helpers / "timing.py").read_text(encoding="utf-8")
+    assert "however long it takes" in texts[helpers / "timing.py"]
+    assert texts[helpers / "data.py"] == (helpers / "data.py").read_text(encoding="utf-8")
 
 
 def test_a_mark_taken_off_the_page_or_a_name_no_helper_has_is_reported(tmp_path):
@@ -48,5 +48,5 @@ def test_a_mark_taken_off_the_page_or_a_name_no_helper_has_is_reported(tmp_path)
     edit_page(notebooks, "def interval(a, b, level=0.95):  #@save",
               "def interval_of(a, b, level=0.95):  #@save")
     problems = "\n".join(pages.written(helpers, notebooks)[1])
-    assert "compare.py line" in problems and "no longer marks it #@save" in problems
+    assert "timing.py line" in problems and "no longer marks it #@save" in problems
     assert "`interval_of`" in problems and "found: none" in problems

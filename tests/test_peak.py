@@ -1,8 +1,8 @@
-"""helpers.peak: FLOPs per picture (two methods), the measured peak, published peaks."""
+"""helpers.roofline: FLOPs per picture (two methods), the measured peak, published peaks."""
 
 import json
 
-from helpers import bench, models, peak
+from helpers import hardware, models, roofline
 from helpers.published import GPU_DATASHEETS
 
 import keras
@@ -30,68 +30,68 @@ def profiler_flops(model):
     return counts
 
 
-@pytest.mark.parametrize("name", list(bench.MODELS))
+@pytest.mark.parametrize("name", list(roofline.MODELS))
 def test_flops_from_layer_shapes_match_the_tensorflow_profiler(name):
-    model = bench.build(name)
+    model = roofline.build(name)
     counted = profiler_flops(model)
-    assert peak.flops_per_image(model) == counted["Conv2D"] + counted.get("MatMul", 0)
+    assert roofline.flops_per_image(model) == counted["Conv2D"] + counted.get("MatMul", 0)
 
 
 def test_flops_of_a_tiny_net_by_hand():
     model = keras.Sequential([keras.Input((5, 5, 1)), keras.layers.Conv2D(2, 3),
                               keras.layers.Flatten(), keras.layers.Dense(3)])
     # conv: 3x3 outputs x 2 filters, 9 multiply-adds each; dense: 18 inputs x 3 outputs
-    assert peak.flops_per_image(model) == 2 * (3 * 3 * 2 * 9) + 2 * (18 * 3)
+    assert roofline.flops_per_image(model) == 2 * (3 * 3 * 2 * 9) + 2 * (18 * 3)
 
 
 def test_depthwise_convolutions_count_so_mobilenet_matches_its_paper():
     # MobileNet (Howard et al., 2017), 0.25 width at 224 px: 41 million multiply-adds, nearly
     # all in its depthwise and pointwise convolutions (the 1000-way top adds 0.26 million)
     base = models.imagenet_base("mobilenet_0.25", 224)
-    assert abs(peak.flops_per_image(base) / 2 - 41e6) / 41e6 < 0.03
+    assert abs(roofline.flops_per_image(base) / 2 - 41e6) / 41e6 < 0.03
     depthwise = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.DepthwiseConv2D(3)])
-    assert peak.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9  # 2x2x2 outputs, 9 each
+    assert roofline.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9  # 2x2x2 outputs, 9 each
 
 
 def test_cifar10_net_matches_the_tensorflow_tutorial():
     model = models.cifar10_net()
     assert model.count_params() == 1_068_298  # the tutorial's own figure
-    multiply_adds = peak.flops_per_image(model) / 2
+    multiply_adds = roofline.flops_per_image(model) / 2
     assert abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1  # "about 19.5M multiply-add operations"
     assert model.input_shape == (None, 24, 24, 3) and model.output_shape == (None, 10)
 
 
 def test_deeper_nets_need_more_arithmetic_per_picture_and_per_byte():
-    nets = [bench.build(n) for n in ("cats_dogs_original", "cats_dogs_128px", "cats_dogs_deep")]
-    flops = [peak.flops_per_image(n) for n in nets]
-    intensity = [peak.arithmetic_intensity(n) for n in nets]
+    nets = [roofline.build(n) for n in ("cats_dogs_original", "cats_dogs_128px", "cats_dogs_deep")]
+    flops = [roofline.flops_per_image(n) for n in nets]
+    intensity = [roofline.arithmetic_intensity(n) for n in nets]
     assert flops[1] > 10 * flops[0] and flops[2] > 4 * flops[1]
     assert intensity == sorted(intensity) and intensity[2] > 5 * intensity[0]
 
 
 def test_the_measured_peak_is_the_best_multiply_seen(monkeypatch):
     rates = iter([5.0, 7.0, 6.0, 9.0])
-    monkeypatch.setattr(peak, "matmul_flops", lambda *args, **kwargs: next(rates))
-    monkeypatch.setattr(peak, "_PEAKS", {})
-    assert peak.measured_peak("cpu:0", sizes=(64,), tries=2)["flops_per_s"] == 7.0
-    assert peak.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 7.0  # a slow one: kept
-    assert peak.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 9.0
+    monkeypatch.setattr(roofline, "matmul_flops", lambda *args, **kwargs: next(rates))
+    monkeypatch.setattr(roofline, "_PEAKS", {})
+    assert roofline.measured_peak("cpu:0", sizes=(64,), tries=2)["flops_per_s"] == 7.0
+    assert roofline.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 7.0  # a slow one: kept
+    assert roofline.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 9.0
 
 
 def test_the_measured_bandwidth_is_the_best_copy_seen(monkeypatch):
     rates = iter([5.0, 8.0, 6.0, 7.0, 9.0])
-    monkeypatch.setattr(peak, "copy_bandwidth", lambda *args, **kwargs: next(rates))
-    monkeypatch.setattr(peak, "_BANDWIDTHS", {})
-    assert peak.measured_bandwidth("cpu:0", 16) == 8.0  # the best of the first three
-    assert peak.measured_bandwidth("cpu:0", 16) == 8.0  # a slower one: kept
-    assert peak.measured_bandwidth("cpu:0", 16) == 9.0
+    monkeypatch.setattr(roofline, "copy_bandwidth", lambda *args, **kwargs: next(rates))
+    monkeypatch.setattr(roofline, "_BANDWIDTHS", {})
+    assert roofline.measured_bandwidth("cpu:0", 16) == 8.0  # the best of the first three
+    assert roofline.measured_bandwidth("cpu:0", 16) == 8.0  # a slower one: kept
+    assert roofline.measured_bandwidth("cpu:0", 16) == 9.0
 
 
 def test_matmul_and_bandwidth_are_measured():
-    assert peak.devices()[0] == "cpu:0"
-    flops = peak.matmul_flops(256, repeats=2)
+    assert hardware.devices()[0] == "cpu:0"
+    flops = roofline.matmul_flops(256, repeats=2)
     assert 1e8 < flops < 1e14  # a CPU does between 0.1 GFLOP/s and 100 TFLOP/s
-    assert 1e8 < peak.copy_bandwidth(16, repeats=2) < 1e13
+    assert 1e8 < roofline.copy_bandwidth(16, repeats=2) < 1e13
 
 
 @pytest.mark.parametrize("reported, sheet", [
@@ -102,31 +102,31 @@ def test_matmul_and_bandwidth_are_measured():
 def test_a_gpu_gets_the_peak_of_its_own_datasheet_and_of_no_other(reported, sheet):
     # names as nvidia-smi and TensorFlow report them; an L40S is not an L4, an A1000 no A100
     expected = GPU_DATASHEETS[sheet]["tflops"]["float32"] * 1e12 if sheet else None
-    assert peak.published_peak(reported) == expected
+    assert roofline.published_peak(reported) == expected
 
 
 def test_tf32_is_listed_only_for_ampere_and_newer():
-    assert peak.published_peak("NVIDIA A100-SXM4-40GB", "tf32") == 156e12
-    assert peak.published_peak("Tesla V100-SXM2-16GB", "tf32") is None
-    assert peak.published_peak("Tesla V100-SXM2-16GB", "bfloat16") is None  # Volta: float16 only
+    assert roofline.published_peak("NVIDIA A100-SXM4-40GB", "tf32") == 156e12
+    assert roofline.published_peak("Tesla V100-SXM2-16GB", "tf32") is None
+    assert roofline.published_peak("Tesla V100-SXM2-16GB", "bfloat16") is None  # Volta: no bf16
 
 
 def test_balance_verdicts():
-    assert peak.balance_verdict(1.0) == peak.balance_verdict(2.9) == "within 3x"
-    assert peak.balance_verdict(1 / 2.9) == "within 3x"
-    assert peak.balance_verdict(3.1) == "more than 3x higher"
-    assert peak.balance_verdict(0.3) == "more than 3x lower"
+    assert roofline.balance_verdict(1.0) == roofline.balance_verdict(2.9) == "within 3x"
+    assert roofline.balance_verdict(1 / 2.9) == "within 3x"
+    assert roofline.balance_verdict(3.1) == "more than 3x higher"
+    assert roofline.balance_verdict(0.3) == "more than 3x lower"
 
 
 def test_datasheet_balance_points_of_the_v100():
-    table = peak.datasheet_balance_points(gpus=("V100",))
+    table = roofline.datasheet_balance_points(gpus=("V100",))
     row = table.iloc[0]
     # 15.7 and 125 TFLOP/s over 900 GB/s
     assert (row["float32"], row["TF32"], row["16-bit"]) == (17, "none", 139)
-    judged = peak.datasheet_balance_points(reference=17.4, gpus=("V100",)).iloc[0]
+    judged = roofline.datasheet_balance_points(reference=17.4, gpus=("V100",)).iloc[0]
     assert judged["float32 / this CPU's float32"] == "1.0x: within 3x"
     assert judged["16-bit / this CPU's float32"] == "8.0x: more than 3x higher"
-    assert len(peak.datasheet_balance_points()) == len(GPU_DATASHEETS)
+    assert len(roofline.datasheet_balance_points()) == len(GPU_DATASHEETS)
 
 
 def _limits(gflops, gbs, cpu):
@@ -136,29 +136,29 @@ def _limits(gflops, gbs, cpu):
 
 def test_a_busy_rerun_of_notebook_00_never_lowers_the_stored_roofs(tmp_path):
     path = tmp_path / "limits.json"
-    assert peak.save_limits(_limits([100.0, 200.0], 20.0, "X"), path) == []
-    kept = peak.save_limits(_limits([60.0, 90.0], 25.0, "X"), path)  # busier multiply
+    assert roofline.save_limits(_limits([100.0, 200.0], 20.0, "X"), path) == []
+    kept = roofline.save_limits(_limits([60.0, 90.0], 25.0, "X"), path)  # busier multiply
     stored = json.loads(path.read_text())
     assert kept == ["cpu:0 float32"] and max(stored["matmul_gflops"]["cpu:0 float32"][1]) == 200
     assert stored["bandwidth_gbs"]["cpu:0"] == 25.0  # the faster copy of this run
-    peak.save_limits(_limits([60.0, 90.0], 10.0, "another CPU"), path)  # another machine
+    roofline.save_limits(_limits([60.0, 90.0], 10.0, "another CPU"), path)  # another machine
     assert max(json.loads(path.read_text())["matmul_gflops"]["cpu:0 float32"][1]) == 90
 
 
 def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
     for cache in ("_STORED", "_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
-        monkeypatch.setattr(peak, cache, {})
+        monkeypatch.setattr(roofline, cache, {})
     stored = _limits([100.0, 200.0], 20.0, "X")
     for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: other work is sharing"),
                       (1.0, "at 100 % of the speed notebook 00 measured: about as free as then"),
                       (1.3, "at 130 %"), (0.9, "at 90 %")):
-        monkeypatch.setattr(peak, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
-        share, line = peak.speed_now(stored)
+        monkeypatch.setattr(roofline, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
+        share, line = roofline.speed_now(stored)
         assert share == pytest.approx(now) and says in line
-    monkeypatch.setattr(peak, "matmul_flops", lambda *a, **k: 50e9)  # busy now
-    monkeypatch.setattr(peak, "copy_bandwidth", lambda *a, **k: 5e9)
-    assert peak.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == 200e9  # 00's best
-    assert peak.measured_bandwidth("cpu:0", 64) >= 20e9
+    monkeypatch.setattr(roofline, "matmul_flops", lambda *a, **k: 50e9)  # busy now
+    monkeypatch.setattr(roofline, "copy_bandwidth", lambda *a, **k: 5e9)
+    assert roofline.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == 200e9  # 00's best
+    assert roofline.measured_bandwidth("cpu:0", 64) >= 20e9
 
 
 def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
@@ -167,10 +167,11 @@ def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
     # input read once: 8*8*3 float32 = 768 B; the convolution's 6*6*4 = 144 outputs touched 5
     # times (2,880 B) and its 112 parameters 40 B a step over 4 pictures (1,120 B); Flatten moves
     # nothing; the Dense layer's 2 outputs (40 B) and 290 parameters (2,900 B)
-    assert peak.training_bytes(model, batch=4) == 768 + 2880 + 1120 + 0 + 40 + 2900
-    assert peak.training_bytes(model, batch=4, dtype="bfloat16") == 384 + 1440 + 1120 + 20 + 2900
+    assert roofline.training_bytes(model, batch=4) == 768 + 2880 + 1120 + 0 + 40 + 2900
+    bytes_bf16 = roofline.training_bytes(model, batch=4, dtype="bfloat16")
+    assert bytes_bf16 == 384 + 1440 + 1120 + 20 + 2900
     flops = 3 * (2 * 108 * 36 + 2 * 288)  # training = 3 x forward
-    assert peak.training_intensity(model, batch=4) == pytest.approx(flops / 7708)
+    assert roofline.training_intensity(model, batch=4) == pytest.approx(flops / 7708)
     # each layer at its own roof: the convolution compute-bound, the Dense layer memory-bound
-    seconds = peak.layer_roofline_seconds(model, 4, flops_per_s=1e6, bytes_per_s=1e6)
+    seconds = roofline.layer_roofline_seconds(model, 4, flops_per_s=1e6, bytes_per_s=1e6)
     assert seconds == pytest.approx(768 / 1e6 + 3 * 7776 / 1e6 + 2940 / 1e6)

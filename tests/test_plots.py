@@ -1,4 +1,4 @@
-from helpers import monitor, plots
+from helpers import plots, timing
 
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ def test_bars_are_labelled_with_their_values():
 
 
 def test_utilization_plot_draws_marks():
-    with monitor.Utilization(interval=0.02, gpus=False) as usage:
+    with timing.Utilization(interval=0.02, gpus=False) as usage:
         usage.mark("epoch 1")
         sum(range(200000))
     fig = plots.utilization(usage)
@@ -41,13 +41,13 @@ def test_utilization_plot_draws_marks():
 
 
 def test_stacked_bars_and_utilization_grid_draw_every_part():
-    from helpers import monitor, plots
+    from helpers import plots, timing
 
     fig = plots.stacked_bars({"a": {"computing": 2.0, "waiting": 1.0}, "b": {"computing": 3.0}},
                              "ms per picture")
     heights = sorted(round(p.get_height(), 1) for p in fig.axes[0].patches)
     assert heights == [0.0, 1.0, 2.0, 3.0]  # b has no waiting part: a bar of height 0
-    with monitor.Utilization(interval=0.02, gpus=False) as usage:
+    with timing.Utilization(interval=0.02, gpus=False) as usage:
         sum(range(100000))
     fig = plots.utilization_grid({"one": usage, "two": usage, "three": usage}, columns=2)
     assert sum(bool(ax.lines) for ax in fig.axes) == 3 and len(fig.axes) == 4

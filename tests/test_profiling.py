@@ -1,6 +1,6 @@
-"""helpers.profiling: a real TensorFlow profile of a few training steps, read back."""
+"""helpers.timing: a real TensorFlow profile of a few training steps, read back."""
 
-from helpers import bench, data, profiling
+from helpers import data, roofline, timing
 
 import keras
 import pytest
@@ -8,11 +8,11 @@ import pytest
 
 def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
     paths, labels, _ = data.cats_dogs_files("train", limit=16)
-    model = bench.build("cats_dogs_original")
+    model = roofline.build("cats_dogs_original")
     board = keras.callbacks.TensorBoard(str(tmp_path), profile_batch=(2, 3))
     model.fit(data.image_pipeline(paths, labels, 64, 4, repeat=True), steps_per_epoch=4,
               epochs=1, verbose=0, shuffle=False, callbacks=[board])
-    summary = profiling.read_profile(tmp_path)
+    summary = timing.read_profile(tmp_path)
     assert summary["steps"] == 2 and summary["step_ms"] > 0
     assert 0 <= summary["waiting_share"] <= 1 and "Conv2D" in " ".join(summary["top_ops_ms"])
     assert 0 < summary["input_busy_ms"]
@@ -20,4 +20,4 @@ def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
     assert convs / sum(summary["ops_ms"].values()) > 0.1  # a large share, never all of it
     assert set(summary["top_ops_ms"]) <= set(summary["ops_ms"])
     with pytest.raises(FileNotFoundError, match="profile_batch"):
-        profiling.read_profile(tmp_path / "empty")
+        timing.read_profile(tmp_path / "empty")

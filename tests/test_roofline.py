@@ -2,7 +2,7 @@
 
 import json
 
-from helpers import config, models, peak, roofline
+from helpers import config, models, roofline
 
 import keras
 import pytest
@@ -54,13 +54,13 @@ def test_notebook_00s_survey_gives_one_roof_per_device_at_its_best_multiply():
 
 def test_a_record_becomes_a_point_with_its_prediction_and_share():
     net = models.cifar10_net()
-    flops = 3 * peak.flops_per_image(net)
+    flops = 3 * roofline.flops_per_image(net)
     record = {"model": "cifar10_net", "device": "cpu:0", "batch_size": 128, "dtype": "float32",
               "augment_in_model": False, "images_per_s": 500.0,
               "achieved_flops_per_s": 500.0 * flops, "training_flops_per_image": flops}
     device = roofline.roofs("cpu:0", 20e9, {"float32": 200e9}, "measured here")
     (point,) = roofline.points([record], [device])
-    assert point["intensity"] == pytest.approx(peak.training_intensity(net, 128))
+    assert point["intensity"] == pytest.approx(roofline.training_intensity(net, 128))
     # about 72 FLOP/byte to train, far above the ridge at 10: compute-bound at 200 GFLOP/s
     assert point["predicted"] == pytest.approx(200e9 / flops)
     assert point["ratio"] == pytest.approx(500.0 * flops / 200e9) and point["bound"] == "compute"
@@ -79,7 +79,7 @@ def test_readings_follow_the_share_of_the_prediction():
 
 def test_a_run_above_its_roof_blames_the_prediction_unless_the_machine_is_faster_now():
     # the roofs are notebook 00's best or better: above them, the FLOP count or the roof's
-    # multiply is wrong, unless peak.speed_now found the machine faster than 00 did
+    # multiply is wrong, unless roofline.speed_now found the machine faster than 00 did
     for now in (None, 0.5, 1.0):
         assert "the prediction is wrong: its FLOP count" in roofline.reading(1.3, speed_now=now)
     assert "a kernel beat the measured copy" in roofline.reading(1.3, bound="memory")

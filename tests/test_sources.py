@@ -1,4 +1,4 @@
-"""helpers.sources: the embedded sample's pins, downloads (checked, retried, cached), safe
+"""helpers.config: the embedded sample's pins, downloads (checked, retried, cached), safe
 extraction, and the fall-back to the sample without a network."""
 
 import functools
@@ -12,7 +12,7 @@ import threading
 import zipfile
 from pathlib import Path
 
-from helpers import config, data, sources
+from helpers import config, data
 
 import pytest
 from PIL import Image
@@ -25,7 +25,7 @@ def test_sample_files_match_their_manifest():
     assert len(lines) > 7000
     for line in lines[::50] + lines[-20:]:  # a spread of files, quickly
         digest, name = line.split(maxsplit=1)
-        assert sources.sha256(config.DATA_DIR / name) == digest, name
+        assert config.sha256(config.DATA_DIR / name) == digest, name
 
 
 def test_changed_pinned_file_is_refused(tmp_path, monkeypatch):
@@ -33,7 +33,7 @@ def test_changed_pinned_file_is_refused(tmp_path, monkeypatch):
     (tmp_path / "pretrained" / "mobilenet_2_5_224_tf_no_top.h5").write_bytes(b"tampered")
     monkeypatch.setattr(config, "DATA_DIR", tmp_path)
     with pytest.raises(ValueError, match="pinned sha256"):
-        data.pretrained_weights()
+        config.pretrained_weights()
 
 
 @pytest.fixture
@@ -59,10 +59,10 @@ def test_download_checks_hash_and_uses_cache(server, tmp_path):
     url, root, requests = server
     payload = (config.DATA_DIR / "tinyshakespeare" / "input.txt").read_bytes()
     (root / "input.txt").write_bytes(payload)
-    remote = sources.Remote(f"{url}/input.txt", hashlib.sha256(payload).hexdigest())
-    path = sources.download(remote, cache_dir=tmp_path / "cache")
+    remote = config.Remote(f"{url}/input.txt", hashlib.sha256(payload).hexdigest())
+    path = config.download(remote, cache_dir=tmp_path / "cache")
     assert path.read_bytes() == payload and len(requests) == 1
-    sources.download(remote, cache_dir=tmp_path / "cache")
+    config.download(remote, cache_dir=tmp_path / "cache")
     assert len(requests) == 1  # second call: served from the cache
 
 
@@ -70,9 +70,9 @@ def test_download_checks_hash_and_uses_cache(server, tmp_path):
 def test_download_with_wrong_hash_leaves_no_file(server, tmp_path):
     url, root, _ = server
     (root / "evil.bin").write_bytes(b"not what was published")
-    remote = sources.Remote(f"{url}/evil.bin", "0" * 64)
+    remote = config.Remote(f"{url}/evil.bin", "0" * 64)
     with pytest.raises(ValueError, match="deleted"):
-        sources.download(remote, cache_dir=tmp_path / "cache")
+        config.download(remote, cache_dir=tmp_path / "cache")
     assert not list((tmp_path / "cache").rglob("evil.bin"))
 
 
@@ -80,9 +80,9 @@ def test_download_with_wrong_hash_leaves_no_file(server, tmp_path):
 def test_full_profile_without_network_falls_back(profile, monkeypatch, capsys, tmp_path):
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
-    dead = sources.Remote("http://127.0.0.1:9/input.txt", "0" * 64)
-    monkeypatch.setitem(sources.DATASETS, "tinyshakespeare", [dead])
-    kind, path = sources.source("tinyshakespeare")
+    dead = config.Remote("http://127.0.0.1:9/input.txt", "0" * 64)
+    monkeypatch.setitem(config.DATASETS, "tinyshakespeare", [dead])
+    kind, path = config.source("tinyshakespeare")
     assert kind == "sample" and path == config.DATA_DIR / "tinyshakespeare"
     assert "using the embedded sample" in capsys.readouterr().out
     assert not list((tmp_path / "cache").rglob("input.txt"))
@@ -93,14 +93,14 @@ def test_full_download_is_used_when_it_works(profile, monkeypatch, server, tmp_p
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     (root / "input.txt").write_text("To be, or not to be\n")
-    remote = sources.Remote(f"{url}/input.txt",
+    remote = config.Remote(f"{url}/input.txt",
                          hashlib.sha256(b"To be, or not to be\n").hexdigest())
-    monkeypatch.setitem(sources.DATASETS, "tinyshakespeare", [remote])
+    monkeypatch.setitem(config.DATASETS, "tinyshakespeare", [remote])
     assert data.shakespeare() == "To be, or not to be\n"
 
 
 def test_registry_pins_a_sha256_for_every_download():
-    for name, remotes in sources.DATASETS.items():
+    for name, remotes in config.DATASETS.items():
         assert (config.DATA_DIR / name).exists(), name  # the sample of it
         for remote in remotes:
             assert remote.url.startswith("https://"), remote.url
@@ -108,8 +108,8 @@ def test_registry_pins_a_sha256_for_every_download():
 
 
 def test_tinyshakespeare_pin_matches_the_sample():
-    remote = sources.DATASETS["tinyshakespeare"][0]
-    assert sources.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt") == remote.sha256
+    remote = config.DATASETS["tinyshakespeare"][0]
+    assert config.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt") == remote.sha256
     assert Path(remote.url).name == "input.txt"
 
 
@@ -174,8 +174,8 @@ def test_dropped_connection_is_retried_and_leaves_no_partial_file(flaky, tmp_pat
     url, root, handler = flaky
     archive = cats_dogs_archive(root / "pets.zip")
     handler.drops = 1
-    remote = sources.Remote(f"{url}/pets.zip", sources.sha256(archive), extract=True)
-    folder = sources.download(remote, cache_dir=tmp_path / "cache", wait=0.01)
+    remote = config.Remote(f"{url}/pets.zip", config.sha256(archive), extract=True)
+    folder = config.download(remote, cache_dir=tmp_path / "cache", wait=0.01)
     assert len(handler.log) == 2
     assert len(list((folder / "PetImages" / "Dog").iterdir())) == 10
     assert not list((tmp_path / "cache").rglob("*.partial"))
@@ -185,9 +185,9 @@ def test_connection_that_keeps_dropping_fails_cleanly(flaky, tmp_path):
     url, root, handler = flaky
     (root / "big.bin").write_bytes(os.urandom(50_000))
     handler.drops = 10
-    remote = sources.Remote(f"{url}/big.bin", sources.sha256(root / "big.bin"))
+    remote = config.Remote(f"{url}/big.bin", config.sha256(root / "big.bin"))
     with pytest.raises(ConnectionError, match="after 3 tries"):
-        sources.download(remote, cache_dir=tmp_path / "cache", wait=0.01)
+        config.download(remote, cache_dir=tmp_path / "cache", wait=0.01)
     assert len(handler.log) == 3
     assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
 
@@ -198,8 +198,8 @@ def test_full_profile_uses_the_downloaded_kaggle_layout(flaky, tmp_path, profile
     archive = cats_dogs_archive(root / "kaggle.zip")
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
-    remote = sources.Remote(f"{url}/kaggle.zip", sources.sha256(archive), extract=True)
-    monkeypatch.setitem(sources.DATASETS, "cats_dogs", [remote])
+    remote = config.Remote(f"{url}/kaggle.zip", config.sha256(archive), extract=True)
+    monkeypatch.setitem(config.DATASETS, "cats_dogs", [remote])
     ds = data.cats_dogs("train", image_size=32, batch_size=4)
     out = capsys.readouterr().out
     assert "666.jpg" in out and "1 skipped" in out
@@ -227,7 +227,7 @@ def unsafe_tar(path, kind):
 def test_tar_entries_leading_outside_are_refused(tmp_path, kind):
     archive = unsafe_tar(tmp_path / f"{kind}.tar.gz", kind)
     with pytest.raises(ValueError, match="unsafe entry"):
-        sources.safe_extract(archive, tmp_path / "a" / "out")
+        config.safe_extract(archive, tmp_path / "a" / "out")
     assert not list((tmp_path / "a").iterdir())  # neither out/ nor out.partial/ is left
     assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "outside").exists()
 
@@ -238,10 +238,10 @@ def test_no_zip_or_tar_entry_lands_outside_the_folder(tmp_path, name):
     with zipfile.ZipFile(tmp_path / "a" / "bad.zip", "w") as z:
         z.writestr("fine.txt", "fine")
         z.writestr(name, "evil")
-    out = sources.safe_extract(tmp_path / "a" / "bad.zip", tmp_path / "a" / "out")
+    out = config.safe_extract(tmp_path / "a" / "bad.zip", tmp_path / "a" / "out")
     assert (out / "fine.txt").read_text() == "fine"
     assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "a" / "evil.txt").exists()
-    tar = sources.safe_extract(unsafe_tar(tmp_path / "a" / "abs.tar.gz", "absolute"),
+    tar = config.safe_extract(unsafe_tar(tmp_path / "a" / "abs.tar.gz", "absolute"),
                                tmp_path / "a" / "tar")
     assert sorted(p.relative_to(tar).as_posix() for p in tar.rglob("*.txt")) == [
         "ok.txt", "tmp/evil.txt"]  # an absolute name is read as one inside the folder
@@ -249,5 +249,5 @@ def test_no_zip_or_tar_entry_lands_outside_the_folder(tmp_path, name):
 
 def test_safe_archive_is_extracted_whole(tmp_path):
     archive = cats_dogs_archive(tmp_path / "pets.zip", bad_file=False)
-    out = sources.safe_extract(archive, tmp_path / "out")
+    out = config.safe_extract(archive, tmp_path / "out")
     assert len(list(out.rglob("*.jpg"))) == 20
