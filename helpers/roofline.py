@@ -217,8 +217,6 @@ def limits(path=None):
     here, the same survey measured now and saved; says which (notebooks 07-11)."""
     import json
 
-    from . import config
-
     path = path or config.BUILD_DIR / "limits.json"
     cpu = hardware.cpu_info()["model"]
     if path.exists():
@@ -245,8 +243,6 @@ def save_limits(found, path=None):
     of these and of earlier ones measured on the same CPU: other programs only slow a run down,
     so a busy rerun must not lower the roofs. Returns the labels kept from before (notebook 00)."""
     import json
-
-    from . import config
 
     path = path or config.BUILD_DIR / "limits.json"
     old = json.loads(path.read_text()) if path.exists() else {}
@@ -423,8 +419,6 @@ def _convolutions(device, dtype, shape, filters, data_format="channels_last", re
     """A call that runs `repeats` 3x3 convolutions of a `shape` batch into `filters` channels on
     `device` and waits for them (`transpose`: NCHW data transposed around an NHWC convolution),
     and the FLOPs of one call."""
-    from .timing import wait_for
-
     channels = shape[-1] if data_format == "channels_last" else shape[1]
     with keras.device(device):
         x = keras.random.normal(shape, dtype=dtype, seed=1)
@@ -539,8 +533,6 @@ def _to_device(device):
 def uint8_vs_float32_copy(device, gpu_name=None, batch=None, pixels=None):
     """Rule (c): one batch of pictures copied host to device as uint8 and as float32, in
     batches/s; the prediction: 4x the bytes, at the bandwidth of a large copy measured first."""
-    from .timing import first_and_median
-
     smoke = config.profile() == "smoke"  # else the 128-px network's batch
     batch, pixels = batch or (2 if smoke else 32), pixels or (8 if smoke else 128)
     rng = np.random.default_rng(config.SEED)
