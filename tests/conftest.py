@@ -1,4 +1,5 @@
 import os
+import re
 
 os.environ.setdefault("COURSE_PROFILE", "smoke")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -52,6 +53,12 @@ def arrays(n=256):
     """`n` random (8 inputs, 1 target) float32 pairs for `tiny_model`."""
     rng = np.random.default_rng(0)
     return rng.random((n, 8), dtype=np.float32), rng.random((n, 1), dtype=np.float32)
+
+
+def numbers(text):
+    """The numbers a printed line holds, in order, signs kept ("+1,244.5 %" -> 1244.5): tests
+    assert these and the verdict words, not a whole sentence."""
+    return [float(n.replace(",", "")) for n in re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", text)]
 
 
 def write_jpeg(path, size=(48, 40), seed=0, mode="RGB"):

@@ -3,6 +3,7 @@ import sys
 from helpers import hardware
 
 import pytest
+from conftest import numbers
 from gpu_rehearsal import fake_nvidia_smi  # noqa: F401  (the fixture, used by name below)
 
 
@@ -118,9 +119,9 @@ def test_a_gpus_roofs_are_shares_of_its_datasheet_and_an_unknown_gpu_says_so():
               "bandwidth_gbs": {"gpu:0": 1_244.0}}
     lines = hardware.gpu_roof_shares(info, limits)
     assert "A100 Tensor Core GPU datasheet" in lines[0]
-    assert lines[1] == ("  float32: measured 15.6 TFLOP/s, 80% of the datasheet's 19.5, 10% of "
-                        "its TF32 156")
-    assert lines[2] == "  float16: measured 156.0 TFLOP/s, 50% of the datasheet's 312.0"
-    assert lines[3] == "  memory: measured 1,244 GB/s, 80% of the datasheet's 1,555 GB/s"
+    # measured TFLOP/s, its share of the datasheet, the datasheet's figure (float32: and TF32's)
+    assert numbers(lines[1]) == [32, 15.6, 80, 19.5, 10, 32, 156]
+    assert numbers(lines[2]) == [16, 156.0, 50, 312.0]
+    assert lines[3].startswith("  memory:") and numbers(lines[3]) == [1244, 80, 1555]
     assert lines[4] == "gpu:1 (Some New GPU): unknown GPU: no datasheet figure"
     assert hardware.gpu_roof_shares({"tensorflow_devices": [], "gpus": []}, limits) == []
