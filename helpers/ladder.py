@@ -20,15 +20,9 @@ __all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "TRANSFER", "build",
            "train", "train_transfer", "trained_cats_dogs", "trained_transfer", "verdicts",
            "window_means"]
 
-# What each step changes, in the order the notebook climbs the ladder.
-CHANGES = {
-    "0": "original (2 x Conv32+pool, Dense 128)",
-    "1": "+ Conv2D(64) + MaxPool",
-    "2": "+ Dropout(0.5)",
-    "2b": "step 2 without shear/zoom/flip",
-    "3": "128 px, + conv/pool pair, 64 filters each",
-    "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
-}
+# The steps in the order the notebook climbs the ladder: the blog's, then the course's own.
+CHANGES = {**{step: about["change"] for step, about in published.LADDER.items()},
+           "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid"}
 
 # Each step against the one it builds on (or is compared with), as notebook 05 reads them.
 PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
@@ -198,15 +192,17 @@ def _pipelines(profile, image_size, batch, train, val, root):
                  for split, limit in (("train", train), ("validation", val)))
 
 
-def train(step, seed, s, root=None, **fit_args):
-    """Train one step with one seed under settings `s`, as notebook 05's `train` does on its
-    page; `fit_args` go to training.fit (`name=` makes it resumable). Returns (model, record)."""
-    from . import training
+# Written from notebooks/05_cats_dogs_improvements.ipynb by `make pages`: change it there.
+def train(step, seed, s, root=None, **fit_args):  #@save
+    """Train ladder step `step` with one seed under settings `s` (pictures from `root`, else
+    the profile's); `fit_args` go to training.fit (`name=` makes the run resumable). Returns
+    (model, record) (notebook 05)."""
+    from helpers import training  # notebook 04's model.fit, timed; loads TensorFlow
 
     config.set_seed(seed)
-    model = build(step, seed)
+    model = build(step, seed)  # models.cats_dogs_net(step); float32 output under mixed precision
     model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-    pipelines = datasets(model.input_shape[1], s, root)
+    pipelines = datasets(model.input_shape[1], s, root)  # decoded once per image size, cached
     history, _ = training.fit(model, *pipelines, epochs=s.epochs, **{"verbose": 0, **fit_args})
     return model, record(step, seed, model, epoch_rows(history), pipelines)
 

@@ -6,9 +6,9 @@ import keras
 import numpy as np
 from keras import layers
 
-from . import config
+from . import config, published
 
-__all__ = ["BASES", "LADDER", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
+__all__ = ["BASES", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
            "augmentation", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
            "classifier_head", "extract_features", "frozen_base", "imagenet_base", "mnist_cnn",
            "sentiment_net", "text_lstm", "unfreeze_top_third"]
@@ -62,26 +62,18 @@ def augmentation(seed=None):
     ], name="augmentation")
 
 
-# The improvement ladder of source 000, each step on top of the previous one.
-LADDER = {
-    "0": dict(image_size=64, filters=(32, 32), dropout=0.0, augment=True),
-    "1": dict(image_size=64, filters=(32, 32, 64), dropout=0.0, augment=True),
-    "2": dict(image_size=64, filters=(32, 32, 64), dropout=0.5, augment=True),
-    "2b": dict(image_size=64, filters=(32, 32, 64), dropout=0.5, augment=False),
-    "3": dict(image_size=128, filters=(64, 64, 64, 64), dropout=0.5, augment=True),
-}
-
-
 def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
-    """A step of the cat/dog LADDER, keywords overriding its settings (notebooks 04, 05);
-    output_dtype="float32" keeps the sigmoid float32 (notebook 09)."""
-    if str(step) not in LADDER:
-        raise KeyError(f"Unknown ladder step {step!r}; choose one of {', '.join(LADDER)}.")
-    unknown = set(changes) - set(LADDER["0"])
+    """A step of the blog's cat/dog ladder (published.LADDER), keywords overriding its settings
+    (notebooks 04, 05); output_dtype="float32" keeps the sigmoid float32 (notebook 09)."""
+    if str(step) not in published.LADDER:
+        raise KeyError(f"Unknown ladder step {step!r}; choose one of "
+                       f"{', '.join(published.LADDER)}.")
+    settings = {k: v for k, v in published.LADDER[str(step)].items() if k != "change"}
+    unknown = set(changes) - set(settings)
     if unknown:
         raise TypeError(f"cats_dogs_net() got unknown settings {sorted(unknown)}; "
-                        f"a step can change {', '.join(LADDER['0'])}.")
-    cfg = {**LADDER[str(step)], **changes}
+                        f"a step can change {', '.join(settings)}.")
+    cfg = {**settings, **changes}
     size, smallest = cfg["image_size"], 1
     for _ in cfg["filters"]:  # each Conv2D(3x3) + MaxPool(2) needs 2 * size + 2 pixels
         smallest = 2 * smallest + 2

@@ -1,7 +1,7 @@
 """Published figures, never measured here: the blog's (source 000) and NVIDIA's GPU datasheets,
 each cited; notebooks 00 (through helpers.peak), 04, 05, 07 and 08 show them, labelled."""
 
-__all__ = ["CIFAR10_EXAMPLES_PER_S", "GPU_DATASHEETS", "LADDER_ACCURACY",
+__all__ = ["CIFAR10_EXAMPLES_PER_S", "GPU_DATASHEETS", "LADDER", "LADDER_ACCURACY",
            "LADDER_PICTURES_PER_RUN", "LADDER_TRAINING", "LADDER_V100_SPEED", "SERVER_CORES",
            "SPEEDS", "table"]
 
@@ -27,6 +27,21 @@ SPEEDS = [  # (model, machine, speed, utilisation), as the blog states them
 CIFAR10_EXAMPLES_PER_S = {"Tesla V100": 16_000, "16-core server": 210, "VirtualBox VM": 90}
 SERVER_CORES = 16
 
+# The blog's improvement ladder (part 2), each step on top of the one before (2b: step 2 without
+# augmentation): what it changes, in the course's words, and the settings models.cats_dogs_net
+# builds it from. The one definition of the steps; helpers.ladder adds the course's transfer step.
+LADDER = {
+    "0": dict(change="original (2 x Conv32+pool, Dense 128)",
+              image_size=64, filters=(32, 32), dropout=0.0, augment=True),
+    "1": dict(change="+ Conv2D(64) + MaxPool",
+              image_size=64, filters=(32, 32, 64), dropout=0.0, augment=True),
+    "2": dict(change="+ Dropout(0.5)",
+              image_size=64, filters=(32, 32, 64), dropout=0.5, augment=True),
+    "2b": dict(change="step 2 without shear/zoom/flip",
+               image_size=64, filters=(32, 32, 64), dropout=0.5, augment=False),
+    "3": dict(change="128 px, + conv/pool pair, 64 filters each",
+              image_size=128, filters=(64, 64, 64, 64), dropout=0.5, augment=True),
+}
 LADDER_ACCURACY = {"0": 80, "1": 84, "2": 90, "2b": 85, "3": 94}  # validation %, per step
 LADDER_V100_SPEED = {"2": 425, "2b": 533, "3": 333}  # pictures/s (step 1: "unchanged")
 # Keras 2's fit_generator(steps_per_epoch=8000, epochs=25) at batch 32 (part 1: "8.000 Schritte

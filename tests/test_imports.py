@@ -31,6 +31,8 @@ def _imports():
             if isinstance(node, ast.ImportFrom) and node.level == 1:
                 found |= {node.module.split(".")[0]} if node.module else {
                     a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module == "helpers":
+                found |= {a.name for a in node.names}  # in code a page writes (make pages)
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers."):
                 found.add(node.module.split(".")[1])
         graph[name] = found & set(HELPERS)

@@ -1,6 +1,6 @@
 """The networks of notebooks 01-05: shapes, parameter counts, masks, frozen bases, fine-tuning."""
 
-from helpers import config, models
+from helpers import config, models, published
 
 import keras
 import numpy as np
@@ -149,7 +149,8 @@ def test_cats_dogs_step_0_matches_the_tutorial():
 
 def test_architecture_tells_every_two_ladder_steps_apart_and_one_network_written_twice_equal():
     # the check behind every notebook's "same as the helper: True"
-    nets = {step: models.architecture(models.cats_dogs_net(step, seed=1)) for step in models.LADDER}
+    nets = {step: models.architecture(models.cats_dogs_net(step, seed=1))
+            for step in published.LADDER}
     steps = list(nets)
     for i, a in enumerate(steps):
         for b in steps[i + 1:]:
