@@ -96,24 +96,37 @@ pages: $(VENV)/.installed
 slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
-# nbval runs notebooks/ first, each notebook once on an empty build folder of its own; the slide
-# and site tests read those runs (conftest.py). pytest exits 5 when it collected nothing:
-# that is a failure here, never a pass. Without npm or Chromium the deck and browser tests are
-# skipped with the reason, except under CI (CI set, as .ci/run does), where they fail.
+# Two pytest processes at once, one per core (about 9 minutes on 2 cores, 15 one after the
+# other): nbval runs notebooks/, each notebook once on an empty build folder of its own, and the
+# slide and site tests read those runs (conftest.py); beside it every other test runs, its report
+# kept in build/test-others.log and shown after. Then the tests marked `busy` run alone: they
+# time a known pair and need the machine to themselves. pytest exits 5 when it collected
+# nothing: that is a failure here, never a pass. Without npm or Chromium the deck and browser
+# tests are skipped with the reason, except under CI (CI set, as .ci/run does), where they fail.
+SEPARATE := tests/test_slides.py tests/test_site.py
 test: $(VENV)/.installed $(NODE_PACKAGES)
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
-	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax --durations=15 \
-	  notebooks tests; \
-	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
+	@mkdir -p build; start=$$(date +%s); \
+	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not busy" --durations=10 \
+	  $(addprefix --ignore=,$(SEPARATE)) tests > build/test-others.log 2>&1 & others=$$!; \
+	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax --durations=10 notebooks $(SEPARATE); \
+	a=$$?; wait $$others; b=$$?; \
+	echo "--- the other tests, run beside the notebooks (build/test-others.log) ---"; \
+	cat build/test-others.log; \
+	COURSE_PROFILE=smoke $(PY) -m pytest -q -m busy tests; c=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s; exit codes: notebooks $$a, others $$b, busy $$c"; \
+	for rc in $$a $$b $$c; do \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; [ $$rc -eq 0 ] || exit 1; \
+	done
 
 # The edit loop, about two minutes on 2 cores: lint and every test that executes no whole
 # notebook, opens no browser, asks no package index (the lock on every platform: `network`) and
 # starts no Python process nor trains for seconds (`processes`); `make test` runs them all.
 check: $(VENV)/.installed
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
-	COURSE_PROFILE=smoke $(PY) -m pytest -q -m \
+	@start=$$(date +%s); COURSE_PROFILE=smoke $(PY) -m pytest -q -m \
 	  "not notebooks and not browser and not busy and not network and not processes" \
-	  --durations=5 tests
+	  --durations=5 tests; rc=$$?; echo "make check: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 test-slow: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m pytest --run-slow -m slow tests
