@@ -96,8 +96,8 @@ pages: $(VENV)/.installed
 slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
-# Two pytest processes at once, one per core (about 9 minutes on 2 cores, 15 one after the
-# other): nbval runs notebooks/, each notebook once on an empty build folder of its own, and the
+# Two pytest processes at once, one per core (on 2 cores under 10 minutes, against 15 in one
+# process): nbval runs notebooks/, each notebook once on an empty build folder of its own, and the
 # slide and site tests read those runs (conftest.py); beside it every other test runs, its report
 # kept in build/test-others.log and shown after. Then the tests marked `busy` run alone: they
 # time a known pair and need the machine to themselves. pytest exits 5 when it collected
