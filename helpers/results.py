@@ -61,12 +61,14 @@ def _source(record):
     return f"python w{record['workers']}{'p' if record['use_multiprocessing'] else 't'}"
 
 
-def save(record, folder):
-    """Write a bench record into `folder`, named by date, machine and run (notebook 08)."""
+def save(record, folder, what=None, suffix=""):
+    """Write a record into `folder`, named by date, machine and `what` it holds: for a bench run
+    (notebook 08) its network, device, source, batch and dtype, then `suffix` (tools/bench.py)."""
     slug = re.sub(r"[^a-z0-9]+", "-", machine_name(record).lower()).strip("-")
-    name = (f"{record['date'][:10]}_{slug}_{record['model']}_{record['device'].replace(':', '')}"
-            f"_{_source(record).replace(' ', '_')}_b{record['batch_size']}_{record['dtype']}")
-    return write_json(Path(folder) / f"{name}.json", record)
+    what = what or (f"{record['model']}_{record['device'].replace(':', '')}_"
+                    f"{_source(record).replace(' ', '_')}_b{record['batch_size']}_"
+                    f"{record['dtype']}")
+    return write_json(Path(folder) / f"{record['date'][:10]}_{slug}_{what}{suffix}.json", record)
 
 
 def load(folder=None):

@@ -19,13 +19,9 @@ results/ (helpers.results).
 import argparse
 import math
 import os
-import re
 import shlex
-import shutil
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from helpers import config, hardware, results, roofline, timing
 
@@ -198,20 +194,14 @@ def _memory(device, jobs, command, folder):
               "backend": keras.backend.backend(), "device_name": device_name(device),
               "hardware": hardware.describe(), "date": results.now(), "command": command}
     if folder:
-        slug = re.sub(r"[^a-z0-9]+", "-", results.machine_name(record).lower()).strip("-")
-        name = f"{record['date'][:10]}_{slug}_memory_{device.replace(':', '')}.json"
-        print(f"  -> {results.write_json(f'{folder}/{name}', record)}")
+        print("  ->", results.save(record, folder, "memory_" + device.replace(":", "")))
 
 
 def _save(record, folder, jit):
     """results.save's file; the XLA pair's gets `_xla-auto` or `_xla-on` after its name, so
     that it never replaces the run of the network as it comes."""
-    if jit is None:
-        return results.save(record, folder)
-    with tempfile.TemporaryDirectory() as scratch:
-        made = Path(results.save(record, scratch))
-        return Path(shutil.move(made, Path(folder) / f"{made.stem}_xla-"
-                                      f"{'on' if jit is True else 'auto'}.json"))
+    return results.save(record, folder, suffix="" if jit is None else
+                        f"_xla-{'on' if jit is True else 'auto'}")
 
 
 def _rules(device, command, folder):
@@ -224,9 +214,7 @@ def _rules(device, command, folder):
         record = {"kind": "recorded", "what": "GPU rules", "device": device, "rules": found,
                   "backend": keras.backend.backend(), "device_name": device_name(device),
                   "hardware": hardware.describe(), "date": results.now(), "command": command}
-        slug = re.sub(r"[^a-z0-9]+", "-", results.machine_name(record).lower()).strip("-")
-        name = f"{record['date'][:10]}_{slug}_gpu_rules_{device.replace(':', '')}.json"
-        print(f"  -> {results.write_json(f'{folder}/{name}', record)}")
+        print("  ->", results.save(record, folder, "gpu_rules_" + device.replace(":", "")))
 
 
 def main(argv=None):
