@@ -42,6 +42,7 @@ class SlowBatches(keras.utils.PyDataset):
 
 
 @pytest.mark.processes
+@pytest.mark.alone  # beside the notebooks, a busy core slowed the fast run's steps to half speed
 def test_a_slow_source_makes_the_network_wait_and_a_fast_one_does_not(fixed_peak):
     slow = roofline.run("mnist_cnn", batch_size=16, steps=6, warmup=2,
                      source=SlowBatches(0.1), label="slow")
