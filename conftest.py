@@ -5,7 +5,10 @@ the slide and site tests in tests/ (a conftest.py applies to the folder it is in
 
 import contextlib
 import copy
+import json
 import os
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -16,6 +19,10 @@ import pytest
 # and site tests read, so no notebook is executed twice in one run.
 
 EXECUTED = {}  # notebook file name -> {"nb": executed copy, "cells": cells run, "error": str}
+
+# `make test` also runs the site tests in its second pytest process, last, from the same runs: the
+# nbval process writes each finished notebook's copy into this folder, then DONE when it ends.
+HANDOFF = os.environ.get("COURSE_EXECUTED")
 
 
 def _is_notebook_cell(item):
@@ -54,12 +61,48 @@ def pytest_runtest_makereport(item, call):
         return
     run = EXECUTED.setdefault(item.path.name, {"nb": copy.deepcopy(item.parent.nb),
                                                "cells": 0, "error": None})
-    cell = [c for c in run["nb"].cells if c.cell_type == "code"][item.cell_num]
-    cell.outputs, cell.execution_count = list(item.test_outputs or []), item.cell_num + 1
+    code = [c for c in run["nb"].cells if c.cell_type == "code"]
+    code[item.cell_num].outputs = list(item.test_outputs or [])
+    code[item.cell_num].execution_count = item.cell_num + 1
     run["cells"] += 1
     message = str(call.excinfo.value) if call.excinfo else ""
     if message and "outputs differ" not in message and not run["error"]:
         run["error"] = f"cell {item.cell_num}: {message[-1500:]}"
+    if HANDOFF and item.cell_num == len(code) - 1:
+        folder = Path(HANDOFF)
+        folder.mkdir(parents=True, exist_ok=True)
+        part = folder / f"{item.path.stem}.part"  # renamed when whole: a reader never sees half
+        part.write_text(json.dumps(run))
+        part.replace(folder / f"{item.path.stem}.json")
+
+
+def pytest_collection_modifyitems(items):
+    """Under make test, the site tests wait for the other process's notebooks: they go last."""
+    if HANDOFF:
+        items.sort(key=lambda item: item.path.name == "test_site.py")
+
+
+def pytest_sessionfinish(session):
+    if HANDOFF and any(_is_notebook_cell(item) for item in session.items):
+        Path(HANDOFF).mkdir(parents=True, exist_ok=True)
+        (Path(HANDOFF) / "DONE").touch()
+
+
+def _handed_over(path, wait_s=1800):
+    """The copy of `path` the nbval process wrote (see HANDOFF), waiting for it; None when that
+    process ended without it."""
+    folder, end = Path(HANDOFF), time.monotonic() + wait_s
+    while time.monotonic() < end:
+        ended = (folder / "DONE").exists()  # looked at first: the copies are written before it
+        file = folder / f"{path.stem}.json"
+        if file.exists():
+            run = json.loads(file.read_text())
+            return {**run, "nb": nbformat.from_dict(run["nb"])}
+        if ended:
+            return None
+        time.sleep(2)
+    pytest.fail(f"The notebook process wrote no copy of {path.name} into {folder} in {wait_s} s "
+                "and did not end: look at its output above.")
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +114,8 @@ def executed(tmp_path_factory):
 
     def run(path):
         done = EXECUTED.get(path.name)
+        if done is None and HANDOFF:
+            done = EXECUTED[path.name] = _handed_over(path)
         code_cells = sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
         if done is None or (done["cells"] < code_cells and not done["error"]):
             build = tmp_path_factory.mktemp(f"build-{path.stem[:2]}")
