@@ -96,7 +96,7 @@ pages: $(VENV)/.installed
 slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
-# Two pytest processes at once, one per core (on 2 cores 9 to 10 minutes, against 15 in one
+# Two pytest processes at once, one per core (on 2 cores 8 to 10 minutes, against 15 in one
 # process): nbval runs notebooks/, each notebook once on an empty build folder of its own, and the
 # slide tests read those runs (conftest.py); beside it every other test runs, its report kept in
 # build/test-others.log and shown after (Ctrl-C stops both), the site tests last, from the copies
