@@ -13,9 +13,10 @@ import psutil
 
 from .published import GPU_DATASHEETS
 
-__all__ = ["SIMD_FLAGS", "cpu_info", "cpu_kind", "describe", "devices", "gpu_datasheet",
-           "gpu_roof_shares", "gpus", "mixed_precision_support", "nvidia_smi_gpus", "summary",
-           "table", "tensorflow_devices", "theoretical_peaks", "threads", "versions"]
+__all__ = ["SIMD_FLAGS", "amx_bfloat16", "cpu_info", "cpu_kind", "describe", "devices",
+           "gpu_datasheet", "gpu_roof_shares", "gpus", "mixed_precision_support",
+           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "theoretical_peaks",
+           "threads", "versions"]
 
 SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
               "amx_bf16", "amx_tile", "neon", "asimd")
@@ -56,6 +57,14 @@ def cpu_kind(simd):
     kinds = (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 bf16"), ("avx512f", "AVX-512"),
              ("avx2", "AVX2"), ("asimd", "Arm NEON"), ("neon", "Arm NEON"))
     return next((kind for flag, kind in kinds if flag in simd), "older SIMD")
+
+
+def amx_bfloat16(info=None, environ=None):
+    """Whether oneDNN may run bfloat16 on AMX in this process: the CPU lists `amx_bf16` and
+    ONEDNN_MAX_CPU_ISA, where set, does not cap oneDNN below AMX (notebook 09)."""
+    simd = (info or cpu_info())["simd"]
+    cap = (os.environ if environ is None else environ).get("ONEDNN_MAX_CPU_ISA", "").upper()
+    return "amx_bf16" in simd and (cap in ("", "ALL", "DEFAULT") or "AMX" in cap)
 
 
 # Float32 FLOP per clock cycle per core of the widest vector unit, a fused multiply-add counted as

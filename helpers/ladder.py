@@ -8,6 +8,7 @@ imports no TensorFlow: the functions that train load what they need when called.
 import functools
 import json
 import math
+import os
 import statistics
 from datetime import datetime
 from pathlib import Path
@@ -240,6 +241,7 @@ def record(step, seed, model, epochs, pipelines):
         "dtype": keras.config.dtype_policy().name, "profile": config.profile(),
         "date": results.now(), "hardware": machine["hardware"], "versions": machine["versions"],
         "cpu_simd": machine["details"]["cpu"]["simd"],
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),  # None: the CPU's widest
     }
 
 

@@ -34,6 +34,14 @@ def test_mixed_precision_support_from_compute_capability():
     assert hardware.mixed_precision_support({"simd": ["avx512_bf16"]}, [])["cpu_bfloat16"]
 
 
+def test_amx_runs_bfloat16_only_where_the_cpu_has_it_and_onednn_is_not_capped_below_it():
+    amx = {"simd": ["avx512f", "avx512_bf16", "amx_bf16", "amx_tile"]}
+    assert hardware.amx_bfloat16(amx, environ={})
+    assert hardware.amx_bfloat16(amx, environ={"ONEDNN_MAX_CPU_ISA": "avx512_core_amx"})
+    assert not hardware.amx_bfloat16(amx, environ={"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"})
+    assert not hardware.amx_bfloat16({"simd": ["avx512f", "avx512_bf16"]}, environ={})
+
+
 def test_no_gpu_gives_empty_lists(monkeypatch):
     monkeypatch.setattr(hardware.shutil, "which", lambda name: None)
     assert hardware.nvidia_smi_gpus() == []

@@ -293,20 +293,29 @@ def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
 
 
 @pytest.mark.processes
-def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32(tmp_path,
-                                                                                capsys):
+def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32(
+        tmp_path, capsys, monkeypatch):
     from test_data import tutorial_folder
+
+    from helpers import hardware
 
     root = tutorial_folder(tmp_path / "cd", train=8, test=4)
     out = tmp_path / "bf16"
     common = ["--data", str(root), "--steps", "2", "--seeds", "1", "--epochs", "1",
               "--batch", "8", "--out", str(out)]
+    # as on an AMX Xeon whose oneDNN is capped below AMX: the warning, and the cap recorded
+    monkeypatch.setattr(hardware, "amx_bfloat16", lambda: True)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
     try:
         recorder.main([*common, "--dtype", "mixed_bfloat16"])
+        assert "This CPU has AMX" in capsys.readouterr().err
         [run] = ladder.load_runs(out)
         assert run["dtype"] == "mixed_bfloat16" and 0 <= run["val_accuracy"] <= 1
+        assert run["onednn_max_cpu_isa"] == "AVX512_CORE_BF16"
+        assert run["command"].startswith("ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 python -m")
         with pytest.raises(SystemExit):
             recorder.main([*common, "--dtype", "float32", "--seeds", "2"])
-        assert "holds runs in mixed_bfloat16" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "holds runs in mixed_bfloat16" in err and "AMX" not in err  # float32: no warning
     finally:
         keras.config.set_dtype_policy("float32")

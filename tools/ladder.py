@@ -11,16 +11,25 @@ file in <out>/in_progress/, its model backed up in build/backup/).
 import argparse
 import csv
 import hashlib
+import os
 import shlex
 import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from helpers import data, ladder, results
+from helpers import data, hardware, ladder, results
 
 import keras
 from tqdm import tqdm
+
+# What the AMX Xeon's records show (results/nan_check/, notebook 09), said before a run starts.
+AMX_WARNING = (
+    "This CPU has AMX, and oneDNN will run mixed_bfloat16 on it: on an AMX Xeon the course "
+    "recorded weights turning NaN at random in about 1 of 1,000 training steps of step 3 "
+    "(results/nan_check/). The NaN check stops such a run and records it as stopped. To train "
+    "in bfloat16 without AMX, start Python with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16; or use "
+    "--dtype float32.")
 
 
 def run_path(folder, step, seed):
@@ -95,9 +104,13 @@ def main(argv=None):
         parser.error("--seeds, --epochs and --batch must be 1 or more")
     if args.data and not Path(args.data).is_dir():
         parser.error(f"--data {args.data} is not a folder")
+    if args.dtype == "mixed_bfloat16" and hardware.amx_bfloat16():
+        print(AMX_WARNING, file=sys.stderr)
     keras.config.set_dtype_policy(args.dtype)
     s = SimpleNamespace(train=None, val=None, epochs=args.epochs, batch=args.batch)
-    command = shlex.join(["python", "-m", "tools.ladder", *argv])
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA")  # the record says how oneDNN was capped
+    command = shlex.join([*([f"ONEDNN_MAX_CPU_ISA={cap}"] if cap else []), "python", "-m",
+                          "tools.ladder", *argv])
     runs = [(step, seed) for step in args.steps for seed in range(1, args.seeds + 1)]
     start = time.perf_counter()
     # every epoch of every run on one bar (stderr); the epochs done before count as its start,
