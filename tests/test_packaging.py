@@ -67,6 +67,44 @@ def test_readme_quick_start_commands_exist_in_the_makefile():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
+def make_targets(markdown):
+    """The target of every `make` command in `markdown`'s code blocks and inline code (options
+    and VAR=value arguments left out): `PYTHON=python3.12 make course FORCE=1` gives course."""
+    fence = r"^```[^\n]*\n(.*?)^```"
+    blocks = re.findall(fence, markdown, re.M | re.S)
+    inline = re.findall(r"`([^`]+)`", re.sub(fence, "", markdown, flags=re.M | re.S))
+    lines = [line for block in blocks for line in block.splitlines()]
+    lines += [" ".join(code.split()) for code in inline]  # inline code may wrap a line
+    command = r"(?<![\w./-])make(?:[ \t]+(?:-\S+|[A-Za-z_]\w*=\S*))*[ \t]+([\w$][\w$()./-]*)"
+    return {target.rstrip(".") for line in lines for target in re.findall(command, line)}
+
+
+def makefile_targets(makefile):
+    """The targets the rules of `makefile` define (not a variable's name, not a recipe line)."""
+    rules = re.findall(r"^([\w.$()/%-]+(?:[ \t]+[\w.$()/%-]+)*)[ \t]*::?(?!=)", makefile, re.M)
+    return {target for rule in rules for target in rule.split()}
+
+
+def test_make_targets_are_read_from_code_and_checked_against_the_makefile():
+    text = ("Run it:\n```bash\nmake course   # all of it\nPYTHON=python3.12 make -j2 lab\n```\n"
+            "then `make\ntest FORCE=1`, `cd x && make nonsuch.`; to make sure, read on.\n")
+    assert make_targets(text) == {"course", "lab", "test", "nonsuch"}
+    rules = "X := a:b\ncourse lab: x.txt\n\t@echo make: y\ntest: lab\n"
+    assert makefile_targets(rules) == {"course", "lab", "test"}
+    assert make_targets(text) - makefile_targets(rules) == {"nonsuch"}
+
+
+def test_every_make_target_the_readme_and_contributing_name_is_in_the_makefile():
+    defined = makefile_targets((ROOT / "Makefile").read_text())
+    assert {"course", "test", "test-colab", "test-gpu-rehearsal", "$(VENV)/.installed"} <= defined
+    for name, least in (("README.md", {"course", "test", "test-colab"}),
+                        ("CONTRIBUTING.md", {"test", "check"})):
+        named = make_targets((ROOT / name).read_text())
+        assert least <= named, (name, named)  # the reading finds what is there
+        missing = sorted(named - defined)
+        assert not missing, f"{name} names make targets the Makefile does not define: {missing}"
+
+
 FORBIDDEN = {
     "safe_mode" + "=False": "loads code from a model file",
     "allow_pickle" + "=True": "unpickles downloaded data",
