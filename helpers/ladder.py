@@ -15,8 +15,9 @@ from pathlib import Path
 
 from . import config, published, results
 
-__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "TRANSFER", "build", "datasets",
-           "difference", "epoch_rows", "epochs_table", "load_runs", "longer_training",
+__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "TRANSFER", "build", "by_setting",
+           "collapsed", "compare_settings", "datasets", "difference", "epoch_rows",
+           "fisher_exact", "setting", "epochs_table", "load_runs", "longer_training",
            "model_path", "record", "results_file", "save", "share_of_blog", "summary", "table",
            "train", "train_transfer", "trained_cats_dogs", "trained_transfer", "verdicts",
            "window_means"]
@@ -61,6 +62,79 @@ def difference(a, b, level=0.95):
     df = (va + vb) ** 2 / (va ** 2 / (a["runs"] - 1) + vb ** 2 / (b["runs"] - 1))
     half = timing.t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
     return gain, (gain - half, gain + half)
+
+
+def setting(run):
+    """How a run computed: its dtype policy, and for bfloat16 on an AMX CPU whether oneDNN
+    used AMX or was capped below it by ONEDNN_MAX_CPU_ISA (notebook 09)."""
+    cap, policy = run.get("onednn_max_cpu_isa"), run.get("dtype", "float32")
+    if "bfloat16" not in policy or "amx_bf16" not in run.get("cpu_simd", []):
+        return policy
+    if cap and "AMX" not in cap.upper() and cap.upper() not in ("ALL", "DEFAULT"):
+        return f"{policy}, AMX off (ONEDNN_MAX_CPU_ISA={cap})"
+    return f"{policy} on AMX"
+
+
+def collapsed(run):
+    """A run whose weights turned non-finite, or that ended answering one class for every
+    picture (validation accuracy within one point of 50 %) (notebook 09)."""
+    nonfinite = any(n for n in run.get("nonfinite_weights_per_epoch") or [] if n)
+    return nonfinite or abs(run["val_accuracy"] - 0.5) <= 0.01
+
+
+def fisher_exact(a, n, b, m):
+    """Two-sided p-value of Fisher's exact test for `a` of `n` runs against `b` of `m`: the
+    chance of a split at least as uneven if both came from one setting (notebook 09)."""
+    if not (0 <= a <= n and 0 <= b <= m and n and m):
+        raise ValueError(f"counts must lie within their runs: {a} of {n}, {b} of {m}.")
+    both = a + b
+
+    def chance(k):  # k of the `both` events among the first n runs (hypergeometric)
+        return math.comb(n, k) * math.comb(m, both - k) / math.comb(n + m, both)
+
+    seen = chance(a)
+    return min(1.0, sum(chance(k) for k in range(max(0, both - m), min(n, both) + 1)
+                        if chance(k) <= seen * (1 + 1e-9)))
+
+
+def by_setting(runs):
+    """One row per machine and setting: runs, how many collapsed, and the mean validation
+    accuracy of the others (notebook 09)."""
+    import pandas as pd
+
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["hardware"], setting(r)), []).append(r)
+    rows = []
+    for (machine, how), mine in groups.items():
+        kept = [r["val_accuracy"] for r in mine if not collapsed(r)]
+        rows.append({"machine": machine, "setting": how, "runs": len(mine),
+                     "collapsed": sum(map(collapsed, mine)),
+                     "mean of the others": statistics.mean(kept) if kept else None})
+    return pd.DataFrame(rows)
+
+
+def compare_settings(base, other, level=0.05):
+    """Two lines comparing runs of one machine: `other`'s collapses against `base`'s, counted,
+    with Fisher's exact test; then the accuracy of the runs that did not collapse, with its Welch
+    interval (notebook 09)."""
+    if len({r["hardware"] for r in [*base, *other]}) != 1:
+        raise ValueError("compare runs of one machine only: a CPU's kernels differ between "
+                         "machines.")
+    (a, n), (b, m) = ((sum(map(collapsed, rs)), len(rs)) for rs in (other, base))
+    p = fisher_exact(a, n, b, m)
+    told = "more often than" if p < level and a / n > b / m else (
+        "less often than" if p < level else "not told apart from")
+    lines = [f"{setting(other[0])}: collapsed in {a} of {n} runs, {setting(base[0])} in {b} of "
+             f"{m} (Fisher's exact test p = {p:.2f}): {told} {setting(base[0])}"]
+    kept = [[r for r in rs if not collapsed(r)] for rs in (base, other)]
+    if min(map(len, kept)) < 2:
+        return lines + ["accuracy not compared: fewer than 2 runs that did not collapse on a side"]
+    rows = [summary(rs)[rs[0]["step"]] for rs in kept]
+    gain, (low, high) = difference(*rows)
+    held = "holds" if low <= 0 <= high else "does not hold"
+    return lines + [f"accuracy of the runs that did not collapse: {gain:+.1f} points (95 % "
+                    f"interval {low:+.1f} to {high:+.1f}): the accuracy {held}"]
 
 
 def verdicts(rows):

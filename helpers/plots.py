@@ -60,14 +60,16 @@ def bars(values, ylabel, title=None, log=False):
 
 def lines(series, xlabel, ylabel, title=None, reference=None, reference_label=None):
     """Lines from {label: (xs, ys)}, e.g. GFLOP/s against matrix size per device (notebook 00)."""
-    fig, ax = plt.subplots(figsize=(7, 3.8))
+    many = len(series) > 4  # then the legend goes beside the axes, not over the lines
+    fig, ax = plt.subplots(figsize=(10.5 if many else 7, 3.8))
     for label, (xs, ys) in series.items():
         ax.plot(xs, ys, "o-", label=label)
     if reference:
         ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(**({"loc": "center left", "bbox_to_anchor": (1.01, 0.5), "fontsize": "small"}
+                 if many else {}))
     fig.tight_layout()
     return fig
 

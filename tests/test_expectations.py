@@ -231,3 +231,45 @@ def test_records_of_two_kinds_of_cpu_are_held_apart():
     bf16 = {"device": "cpu:0", "hardware": {"gpus": [], "cpu": {
         "simd": ["avx2", "avx512f", "avx512_bf16"]}}}
     assert (kind_of(avx2), kind_of(bf16)) == ("AVX2", "AVX-512 bf16")
+
+
+# Notebook 09's account of the AMX Xeon's step-by-step hunt, held to the log as printed there
+# (results/nan_check/amx-xeon-2026-12-04/, copied from the shared records unchanged).
+AMX_LOG = config.RESULTS_DIR / "nan_check" / "amx-xeon-2026-12-04" / "hunt-and-replay.log"
+HUNT = [  # words in notebook 09, lines the log must hold
+    ("after steps 536 and 903 of two seeds",
+     ["NaN after step 536: 128", "NaN after step 903: 128"]),
+    ("a block of 64 or 128 values in the kernel",
+     ["NaN after step 181: 64 non-finite weights in [('cats_dogs_step_3/conv2d_5/kernel', 64"]),
+    ("20 of 20 for each",
+     ["replay of step 536 (seed 1), ONEDNN_MAX_CPU_ISA=default (AMX): 0 of 20",
+      "replay of step 903 (seed 7), ONEDNN_MAX_CPU_ISA=default (AMX): 0 of 20"]),
+    ("identical to the bit",
+     ["(AMX): 0 of 20 replays non-finite; 1 distinct weight results",
+      "(AMX): 0 of 10 replays non-finite; 1 distinct weight results"]),
+    ("did not help (NaN after 181 steps)",
+     ["first conv float32, 4000 steps", "NaN after step 181"]),
+    ("4,000 steps stayed finite",
+     ["no AMX (AVX512_CORE_BF16), 4000 steps", "no NaN in 4000 steps"]),
+]
+
+
+@pytest.mark.parametrize("words, lines", HUNT, ids=[w[:30] for w, _ in HUNT])
+def test_09s_account_of_the_amx_hunt_is_what_its_log_shows(words, lines):
+    assert words in notebook_text("09")
+    log = AMX_LOG.read_text()
+    assert [line for line in lines if line not in log] == []
+
+
+def test_09s_rate_of_about_one_nan_in_1000_amx_steps_expects_four_in_4000():
+    """The AMX hunts' steps up to each NaN, and the NaN check's runs on the sample (44 steps an
+    epoch), counted together."""
+    import re
+
+    hunted = [int(n) for n in re.findall(r"NaN after step (\d+)", AMX_LOG.read_text())]
+    runs = [json.loads(p.read_text()) for p in
+            (config.RESULTS_DIR / "nan_check" / "xeon-amx_sample_bf16").glob("*.json")]
+    events = len(hunted) + sum(any(r["nonfinite_weights_per_epoch"]) for r in runs)
+    steps = sum(hunted) + sum(44 * r["epochs"] for r in runs)
+    assert "about one event in 1,000 steps expects four" in notebook_text("09")
+    assert 1 / 1400 <= events / steps <= 1 / 700 and round(4000 * events / steps) == 4

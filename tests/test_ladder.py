@@ -295,9 +295,9 @@ def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
 @pytest.mark.processes
 def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32(
         tmp_path, capsys, monkeypatch):
-    from test_data import tutorial_folder
-
     from helpers import hardware
+
+    from test_data import tutorial_folder
 
     root = tutorial_folder(tmp_path / "cd", train=8, test=4)
     out = tmp_path / "bf16"
@@ -319,3 +319,60 @@ def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32
         assert "holds runs in mixed_bfloat16" in err and "AMX" not in err  # float32: no warning
     finally:
         keras.config.set_dtype_policy("float32")
+
+
+XEON = "Intel Xeon (2 cores usable, AMX), no GPU"
+AMX_SIMD = ["avx512f", "avx512_bf16", "amx_bf16", "amx_tile"]
+
+
+def run_on(hardware, accuracy, dtype="float32", cap=None, nonfinite=(0,), seed=1):
+    return {"step": "3", "seed": seed, "val_accuracy": accuracy, "dtype": dtype,
+            "hardware": hardware, "cpu_simd": AMX_SIMD, "onednn_max_cpu_isa": cap,
+            "nonfinite_weights_per_epoch": list(nonfinite), "params": 1, "images_per_s": 1.0}
+
+
+def test_a_run_is_named_by_its_policy_and_whether_amx_computed_it():
+    assert ladder.setting(run_on(XEON, 0.8)) == "float32"
+    assert ladder.setting(run_on(XEON, 0.8, "mixed_bfloat16")) == "mixed_bfloat16 on AMX"
+    capped = run_on(XEON, 0.8, "mixed_bfloat16", cap="AVX512_CORE_BF16")
+    assert ladder.setting(capped) == ("mixed_bfloat16, AMX off "
+                                      "(ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16)")
+    no_amx = {**run_on("AMD EPYC", 0.8, "mixed_bfloat16"), "cpu_simd": ["avx512_bf16"]}
+    assert ladder.setting(no_amx) == "mixed_bfloat16"
+
+
+def test_a_run_collapsed_when_its_weights_broke_or_it_answers_one_class():
+    assert not ladder.collapsed(run_on(XEON, 0.62))
+    assert ladder.collapsed(run_on(XEON, 0.62, nonfinite=(0, 0, 13068)))
+    assert ladder.collapsed(run_on(XEON, 0.505, nonfinite=()))  # older records: no counts
+    assert ladder.collapsed({**run_on(XEON, 0.5), "nonfinite_weights_per_epoch": None})
+
+
+def test_fishers_exact_test_counts_every_split_at_least_as_uneven():
+    # 3 of 3 against 0 of 3: two splits of 20 are this uneven, (3, 0) and (0, 3)
+    assert ladder.fisher_exact(3, 3, 0, 3) == pytest.approx(0.1)
+    assert ladder.fisher_exact(0, 3, 0, 3) == 1.0
+    assert ladder.fisher_exact(6, 6, 0, 6) == pytest.approx(2 / 924)
+    with pytest.raises(ValueError, match="within their runs"):
+        ladder.fisher_exact(4, 3, 0, 3)
+
+
+def test_settings_are_compared_within_one_machine_by_counts_and_the_others_accuracy():
+    base = [run_on(XEON, a, seed=s) for s, a in ((1, 0.86), (2, 0.88), (3, 0.87))]
+    broken = [run_on(XEON, a, "mixed_bfloat16", seed=s, nonfinite=n) for s, a, n in
+              ((1, 0.5, (0, 9)), (2, 0.5, (0,)), (3, 0.5, (0,)))]
+    counts, accuracy = ladder.compare_settings(base, broken)
+    assert counts.startswith("mixed_bfloat16 on AMX: ") and counts.endswith(
+        "not told apart from float32")
+    assert numbers(counts.split(": ", 1)[1])[:6] == [3, 3, 32, 0, 3, 0.1]  # float32's 32 too
+    assert accuracy.startswith("accuracy not compared")
+    fine = [run_on(XEON, a, "mixed_bfloat16", seed=s, cap="AVX512_CORE_BF16")
+            for s, a in ((1, 0.85), (2, 0.87), (3, 0.86))]
+    counts, accuracy = ladder.compare_settings(base, fine)
+    assert numbers(counts.split("): ", 1)[1])[:5] == [0, 3, 32, 0, 3]
+    assert accuracy.endswith("the accuracy holds")
+    with pytest.raises(ValueError, match="one machine only"):
+        ladder.compare_settings(base, [run_on("AMD EPYC", 0.86)])
+    table = ladder.by_setting(base + broken + fine)
+    assert list(table["collapsed"]) == [0, 3, 0]
+    assert np.isnan(table["mean of the others"][1])  # no run of the broken setting is left
