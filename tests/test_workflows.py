@@ -1,6 +1,7 @@
 """The GitHub Actions workflows in .github/workflows/: valid for GitHub (its workflow schema, and
-actionlint where it is installed), and doing what the README says: `make test` as .ci/run runs
-it, `make check` on Apple silicon, the site published to GitHub Pages from main."""
+actionlint where it is installed), and doing what the README says: `make test` and the two
+rehearsals as .ci/run runs them, `make check` on Apple silicon, the site published to GitHub
+Pages from main."""
 
 import os
 import shutil
@@ -84,12 +85,37 @@ def test_actionlint_catches_what_the_schema_lets_through(tmp_path):
 def test_ubuntu_runs_make_test_as_ci_does_with_pip_and_npm_caches():
     steps = workflow("test.yml")["jobs"]["test"]["steps"]
     runs = [step.get("run", "") for step in steps]
-    assert "bash .ci/run" in runs and "make actionlint" in runs
-    assert runs.index("make actionlint") < runs.index("bash .ci/run")
-    assert "make test" in (config.ROOT / ".ci" / "run").read_text()
+    assert "bash .ci/run test" in runs and "make actionlint" in runs
+    assert runs.index("make actionlint") < runs.index("bash .ci/run test")
     used = {step.get("uses", "").split("@")[0]: step.get("with", {}) for step in steps}
     assert used["actions/cache"]["path"] == "~/.cache/pip"
     assert used["actions/setup-node"]["cache"] == "npm"
+
+
+def test_ci_runs_every_test_command_and_github_runs_each_as_a_job_of_its_own():
+    """.ci/run runs make test and both rehearsals by default; the workflow gives each its job,
+    in the same Debian container, through .ci/run."""
+    ci = (config.ROOT / ".ci" / "run").read_text()
+    assert "targets=(test test-gpu-rehearsal test-colab)" in ci
+    jobs = workflow("test.yml")["jobs"]
+    for job, target in (("test", "test"), ("gpu-rehearsal", "test-gpu-rehearsal"),
+                        ("colab", "test-colab")):
+        assert jobs[job]["container"] == jobs["test"]["container"], job
+        assert f"bash .ci/run {target}" in [s.get("run") for s in jobs[job]["steps"]], job
+
+
+def test_ci_runs_every_command_when_one_fails_and_lists_each_with_its_time(tmp_path):
+    """A copy of .ci/run beside a Makefile whose first target fails: the second still runs,
+    the summary names both, and the exit status says one failed."""
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / ".ci" / "run").write_text((config.ROOT / ".ci" / "run").read_text())
+    (tmp_path / "Makefile").write_text("bad:\n\t@exit 3\nok:\n\t@echo fine\n")
+    done = subprocess.run(["bash", str(tmp_path / ".ci" / "run"), "bad", "ok"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "fine" in done.stdout
+    summary = done.stdout.split("s in all ===")[1].split()
+    assert summary[:3] == ["make", "bad", "FAILED"] and "passed" in summary, done.stdout
 
 
 def test_macos_on_apple_silicon_runs_make_check_on_supported_pythons():
