@@ -101,6 +101,9 @@ def test_the_hunt_stops_at_the_injected_step_and_names_the_variable_and_count(hu
     assert "Non-finite weights after step 3" in printed
     assert f"(Conv2D 2 of 3): {nan_hunt.INJECTED} of 9,216 values, shape (3, 3, 32, 32)" in printed
     assert all(np.isfinite(a).all() for a in done.before if a.dtype.kind == "f")
+    # written after the update, the fault leaves Adam's moments finite (a non-finite gradient
+    # would have made the moments of those 64 values non-finite too)
+    assert "0 optimizer values non-finite" in printed and "  optimizer " not in printed
 
 
 def test_the_saved_state_replays_finite_and_bit_identical(hunted, capsys):
@@ -121,11 +124,19 @@ def test_a_finite_step_replays_to_exactly_what_the_hunt_computed(tmp_path):
     assert (replayed.nonfinite, replayed.distinct, replayed.as_hunted) == (0, 1, 2)
 
 
-def test_a_state_saved_after_the_fault_replays_nonfinite(hunted, tmp_path):
+def test_a_state_saved_after_the_fault_replays_nonfinite_naming_the_weights(
+    hunted, tmp_path, capsys
+):
     done, _ = hunted
     wrong = nan_hunt.save_state(tmp_path / "after.npz", done.after, done.batch, done.meta)
     replayed = nan_hunt.replay(wrong, times=3)
     assert replayed.nonfinite == 3 and min(replayed.counts) >= nan_hunt.INJECTED
+    printed = capsys.readouterr().out
+    assert "3 of 3 replays non-finite" in printed
+    assert [
+        line.startswith("  replay ") and "(Conv2D 2 of 3)" in line
+        for line in printed.splitlines()[-3:]
+    ] == [True] * 3
 
 
 def test_a_missing_or_foreign_file_is_refused_saying_what_to_do(tmp_path, capsys):

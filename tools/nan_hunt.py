@@ -169,10 +169,15 @@ def nonfinite(model):
     return found
 
 
-def _optimizer_nonfinite(model):
-    """How many of the optimizer's floating-point values are NaN or infinite."""
-    values = [v.numpy() for v in model.optimizer.variables]
-    return sum(int(np.count_nonzero(~np.isfinite(a))) for a in values if a.dtype.kind == "f")
+def optimizer_nonfinite(model):
+    """(path, non-finite count) of each optimizer variable holding NaN or infinity: a weight's
+    moments turn non-finite with it when its gradient was non-finite, not when the weight was
+    overwritten after the update."""
+    counts = [(v.path, np.asarray(v.numpy())) for v in model.optimizer.variables]
+    counts = [
+        (path, int(np.count_nonzero(~np.isfinite(a)))) for path, a in counts if a.dtype.kind == "f"
+    ]
+    return [(path, count) for path, count in counts if count]
 
 
 def inject_fault(model):
@@ -279,13 +284,16 @@ def _steps(model, train, steps, every, inject):
 def _report_found(done, model):
     """Print which weights turned non-finite, and how to replay the step."""
     total = sum(count for _, count, _ in done.found)
+    moments = optimizer_nonfinite(model)
     print(
         f"Non-finite weights after step {done.step} ({done.took:.0f} s): {total:,} values "
         f"(loss {float(done.logs['loss']):.4g} on its batch; "
-        f"{_optimizer_nonfinite(model):,} optimizer values non-finite)"
+        f"{sum(count for _, count in moments):,} optimizer values non-finite)"
     )
     for label, count, shape in done.found:
         print(f"  {label}: {count:,} of {int(np.prod(shape)):,} values, shape {shape}")
+    for path, count in moments:
+        print(f"  optimizer {path}: {count:,} values")
     shown = data.shown(done.path)
     print(f"The state before step {done.step} and its batch: saved to {shown}")
     print(f"Replay it: python -m tools.nan_hunt replay {shown} --times 20")
@@ -354,14 +362,16 @@ def replay(path, times=20):
         model = network(meta["ladder_step"], meta["seed"])
         variables = state_variables(model)
         _check_fits(arrays, variables, meta, path)
-        counts, hashes = [], []
+        found, hashes = [], []
         for _ in range(times):
             restore(variables, arrays)
             model.reset_metrics()
             model.train_on_batch(x, y)
-            counts.append(sum(count for _, count, _ in nonfinite(model)))
+            found.append(nonfinite(model))
             hashes.append(digest(snapshot(variables)))
+    counts = [sum(count for _, count, _ in where) for where in found]
     done = SimpleNamespace(
+        found=found,
         counts=counts,
         hashes=hashes,
         times=times,
@@ -383,6 +393,9 @@ def _report_replay(done, meta, path):
         f"{done.as_hunted} of {done.times} the same as the hunt's own result"
     )
     print(f"non-finite weights per replay: {done.counts}")
+    for number, where in enumerate(done.found, 1):
+        if where:
+            print(f"  replay {number}: " + "; ".join(f"{label}: {n:,}" for label, n, _ in where))
 
 
 def _parser():
