@@ -55,7 +55,8 @@ class FiniteCheck(keras.callbacks.Callback):
                             f"{loss:.4g}). The "
                             "network's output is no longer a function of its input. Lower the "
                             "learning rate, or train in float32 to see whether a 16-bit kernel "
-                            "caused it (notebook 09).")
+                            "caused it: on a CPU with AMX, mixed_bfloat16 can turn weights NaN "
+                            "at random (notebook 09, section 3).")
             self.model.stop_training = True
 
 
