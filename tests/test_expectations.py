@@ -105,11 +105,29 @@ def jit_allowed(model):
     return float(all(layer.supports_jit for layer in model._flatten_layers()))
 
 
+def printed_percent(fraction):
+    """A fraction as the notebooks print it (`:.1%`), in percent."""
+    return float(f"{fraction:.1%}".rstrip("%"))
+
+
+def float32_fraction(right, total):
+    """right / total as Keras keeps an accuracy: a 32-bit float (notebook 04)."""
+    import numpy as np
+
+    return float(np.float32(right) / np.float32(total))
+
+
 COMPUTED = [
     # notebook, words in it, what the course's code gives, low, high
     ("01", "93,322 parameters, most of them in the last conv layer and the first dense layer",
      lambda: models.mnist_cnn().count_params(), 93_322, 93_322),
     ("04", "In radians 0.2 is about 11.5°", lambda: math.degrees(0.2), 11.4, 11.6),
+    ("04", "the nearest 32-bit float is 0.72250003, printed as 72.3 %",
+     lambda: round(float32_fraction(578, 800), 8), 0.72250003, 0.72250003),
+    ("04", "the nearest 32-bit float is 0.72250003, printed as 72.3 %",
+     lambda: printed_percent(float32_fraction(578, 800)), 72.3, 72.3),
+    ("04", "the nearest 64-bit one is a hair under 0.7225, printed as 72.2 %",
+     lambda: printed_percent(578 / 800), 72.2, 72.2),
     ("05", "295,040 weights instead of 802,944", lambda: dense_weights("1"), 295_040, 295_040),
     ("05", "295,040 weights instead of 802,944", lambda: dense_weights("0"), 802_944, 802_944),
     ("02", "about 18 % of Tiny Shakespeare at 1000 tokens", lambda: 100 * unknown_share(1000),
