@@ -7,8 +7,12 @@ import pytest
 AMX = {"simd": ["avx512f", "avx512_bf16", "amx_bf16", "amx_tile"]}
 BF16 = {"simd": ["avx512f", "avx512_bf16"]}
 TIMED = {"hardware": "Intel Xeon (2 cores usable, AMX), no GPU", "date": "2026-12-04T17:00",
-         "verdicts": {"mixed_bfloat16": {"text": "mixed_bfloat16 is 2.20x as fast"},
-                      "mixed_bfloat16, AMX off": {"text": "float32 is 1.20x as fast"}}}
+         "verdicts": {"mixed_bfloat16": {"verdict": "faster",
+                                         "text": "mixed_bfloat16 is 2.16x as fast"},
+                      "mixed_bfloat16, AMX off": {"verdict": "slower",
+                                                  "text": "float32 is 1.15x as fast"}}}
+OFF_FASTER = {**TIMED, "verdicts": {**TIMED["verdicts"], "mixed_bfloat16, AMX off": {
+    "verdict": "faster", "text": "mixed_bfloat16, AMX off is 1.30x as fast"}}}
 
 
 @pytest.fixture(scope="module")
@@ -20,11 +24,18 @@ def advice():
 
 def test_on_an_amx_cpu_it_warns_names_the_alternatives_and_their_recorded_cost(advice):
     warning, *cost = advice(AMX, True, [], "faster", TIMED)
-    assert "NaN at random" in warning and "ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16" in warning
-    assert cost == ["Their cost, recorded on Intel Xeon (2 cores usable, AMX), no GPU "
-                    "2026-12-04:", "mixed_bfloat16 is 2.20x as fast", "float32 is 1.20x as fast"]
+    # here bfloat16 without AMX was measured slower than float32: float32 is the advice
+    assert "NaN at random" in warning and warning.endswith(
+        "Use float32, as bfloat16 without AMX is not faster here.")
+    assert cost == ["Recorded on Intel Xeon (2 cores usable, AMX), no GPU 2026-12-04:",
+                    "mixed_bfloat16 is 2.16x as fast", "float32 is 1.15x as fast"]
+    # where bfloat16 without AMX was measured faster, that is the advice, with the setting
+    warning = advice(AMX, True, [], "faster", OFF_FASTER)[0]
+    assert "bfloat16 with AMX off (ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16" in warning
     # not recorded for this machine: it says how to measure, and invents no figure
-    assert advice(AMX, True, [], "faster", None)[1].endswith("python -m tools.isa_timing --record.")
+    warning, how = advice(AMX, True, [], "faster", None)
+    assert warning.endswith("Use float32, or bfloat16 with AMX off.")
+    assert how == "To time them: python -m tools.isa_timing --record."
 
 
 def test_without_amx_it_follows_the_speed_measured_here(advice):
