@@ -5,6 +5,7 @@
 #   make test      the whole test suite (helpers, notebooks under nbval in `smoke`, lint)
 #   make check     lint + the quick tests: no notebook, browser, index or process (about 2 min)
 #   make lab       open JupyterLab on notebooks/
+#   make progress  which exercises the checks found right, not yet, or still to do
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
 #   make pages     copy each definition a notebook marks #@save into its helper module
@@ -19,7 +20,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test check test-slow lab sample clean audit slides site bench bench-gpu lock pages \
+.PHONY: course test check test-slow lab progress sample clean audit slides site bench bench-gpu lock pages \
         test-colab test-jax test-gpu-rehearsal actionlint
 
 # Which Python make found, before any venv is made from it: outside 3.11-3.13 it stops and says
@@ -136,6 +137,10 @@ test-slow: $(VENV)/.installed
 
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/
+
+# Each notebook's exercises and what their checks found (build/progress.json, never in git).
+progress: $(VENV)/.installed
+	@$(PY) -c "from helpers import exercises; print(exercises.progress().to_string())"
 
 # Dependency audit: needs the vulnerability databases (PyPI's JSON API or OSV) to be reachable.
 audit: $(VENV)/.installed

@@ -119,7 +119,8 @@ def float32_fraction(right, total):
 
 COMPUTED = [
     # notebook, words in it, what the course's code gives, low, high
-    ("01", "93,322 parameters, most of them in the last conv layer and the first dense layer",
+    ("01", "93,322 parameters layer by layer (most of them in the last conv layer and the first "
+     "dense layer)",
      lambda: models.mnist_cnn().count_params(), 93_322, 93_322),
     ("04", "In radians 0.2 is about 11.5°", lambda: math.degrees(0.2), 11.4, 11.6),
     ("04", "the nearest 32-bit float is 0.72250003, printed as 72.3 %",

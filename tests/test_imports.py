@@ -13,12 +13,13 @@ import pytest
 HELPERS = sorted(p.stem for p in (config.ROOT / "helpers").glob("*.py") if p.stem != "__init__")
 # The modules that work without TensorFlow: tools, tests and notebooks that only read records,
 # plot or describe the machine start in a fraction of a second.
-WITHOUT_TENSORFLOW = {"config", "hardware", "ladder", "plots", "published", "results"}
+WITHOUT_TENSORFLOW = {"config", "exercises", "hardware", "ladder", "plots", "published",
+                      "results"}
 
 
 # The layers, lowest first: a module imports only modules before it (CONTRIBUTING's room table).
 LAYERS = ["config", "published", "hardware", "plots", "results", "timing", "models", "roofline",
-          "data", "training", "ladder"]
+          "data", "training", "ladder", "exercises"]
 
 
 def _imports():

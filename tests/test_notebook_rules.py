@@ -136,16 +136,47 @@ def problems(nb, name):
             found.append(f"paths: cell {i} has a machine-specific path")
         if kind is None:
             found.append(f"slides: cell {i} has no slide type (tools/slide_types.py)")
-    ending = [text(c) for c in cells[(code[-1] if code else 0) + 1:]]
-    heads = [next((j for j, t in enumerate(ending) if t.startswith(h)), -1) for h in ENDING]
+    return found + ending_problems(cells, name[:2])
+
+
+def ending_problems(cells, number):
+    """After the last teaching code cell: Summary, Exercises, Questionnaire. The exercises either
+    check themselves (an answer cell calling q[N].check( after each '### Exercise N', the checks
+    loaded first and the notebook's progress shown last) or are numbered with solutions in
+    <details> (the form of a notebook not yet given checks: issue 47)."""
+    starts = [text(c) if c["cell_type"] == "markdown" else "" for c in cells]
+    at = next((i for i, t in enumerate(starts) if t.startswith(ENDING[1])), len(cells))
+    teaching = [i for i, c in enumerate(cells[:at]) if c["cell_type"] == "code"]
+    first = (teaching[-1] if teaching else 0) + 1
+    heads = [next((i for i in range(first, len(cells)) if starts[i].startswith(h)), -1)
+             for h in ENDING]
     if -1 in heads or heads != sorted(heads):
-        found.append(f"ending: after the last code cell, cells starting {', '.join(ENDING)}")
-    else:
-        exercises, questions = ending[heads[1]], ending[heads[2]]
+        return [f"ending: after the last code cell, cells starting {', '.join(ENDING)}"]
+    found = []
+    if any(c["cell_type"] == "code" for c in cells[heads[2]:]):
+        found.append("ending: a code cell after the questionnaire")
+    if numbered_items(starts[heads[2]]) < 3:
+        found.append("ending: 3+ numbered questions in the questionnaire")
+    section = range(heads[1], heads[2])
+    answers = [i for i in section if cells[i]["cell_type"] == "code"]
+    if not answers:
+        exercises = starts[heads[1]]
         if "<details>" not in exercises or numbered_items(exercises.split("<details>")[0]) < 3:
             found.append("ending: 3+ numbered exercises, solutions in <details>")
-        if numbered_items(questions) < 3:
-            found.append("ending: 3+ numbered questions in the questionnaire")
+        return found
+    asked = [(i, int(m.group(1))) for i in section
+             if (m := re.match(r"### Exercise (\d+)\n", starts[i]))]
+    if [n for _, n in asked] != list(range(1, len(asked) + 1)) or len(asked) < 3:
+        found.append("ending: 3+ exercises headed '### Exercise 1', '### Exercise 2', ...")
+    for i, n in asked:
+        if i + 1 not in answers or f"q[{n}].check(" not in text(cells[i + 1]):
+            found.append(f"ending: exercise {n} has no answer cell calling q[{n}].check( "
+                         "right after it")
+    if f'exercises.load("{number}")' not in text(cells[answers[0]]):
+        found.append("ending: the first exercise cell loads the checks: "
+                     f'exercises.load("{number}")')
+    if "exercises.progress(" not in text(cells[answers[-1]]):
+        found.append("ending: the last exercise cell shows the progress: exercises.progress(")
     return found
 
 
@@ -233,3 +264,31 @@ def test_lint_catches_a_broken_copy(rule):
 def test_numbering_catches_a_gap_and_a_bad_name():
     assert numbering_problems(["00_a.ipynb", "02_b.ipynb"])
     assert numbering_problems(["00_a.ipynb", "01_Cats Dogs.ipynb"])
+
+
+def exercise_cell(nb, n):
+    return next(c for c in nb["cells"] if text(c).startswith(f"### Exercise {n}\n"))
+
+
+EXERCISE_BREAKAGES = {
+    "ending: exercise 2 has no answer": lambda nb: nb["cells"].pop(
+        nb["cells"].index(exercise_cell(nb, 2)) + 1),
+    "ending: 3+ exercises headed": lambda nb: exercise_cell(nb, 2).update(
+        source="### Exercise 7\n\nWhat else?"),
+    "ending: the first exercise cell loads": lambda nb: [
+        c.update(source="q = {}") for c in nb["cells"] if "exercises.load(" in text(c)],
+    "ending: the last exercise cell shows": lambda nb: [
+        c.update(source="print('done')") for c in nb["cells"] if "exercises.progress(" in text(c)],
+    "ending: a code cell after": lambda nb: nb["cells"].append(copy.deepcopy(nb["cells"][3])),
+}
+
+
+@pytest.mark.parametrize("rule", EXERCISE_BREAKAGES)
+def test_lint_catches_a_broken_exercise_section(rule):
+    """Notebook 01's exercises check themselves: each part of that form is required."""
+    path = next(p for p in NOTEBOOKS if p.name.startswith("01_"))
+    nb = json.loads(path.read_text())
+    assert problems(nb, path.name) == []
+    broken = copy.deepcopy(nb)
+    EXERCISE_BREAKAGES[rule](broken)
+    assert any(p.startswith(rule) for p in problems(broken, path.name)), rule

@@ -1,0 +1,157 @@
+"""Exercises that check themselves: a learner's answer is right, or "not yet" with the reason.
+
+A notebook's exercises come from `load("01")` (each notebook's checks live in
+`helpers/checks/nbNN.py`). The learner writes an answer and runs `q[3].check(answer)`:
+the check compares it with what the learner's own objects give (a network they built, their
+own timings), never with a figure from another machine, and prints one line. `q[3].hint()`
+and `q[3].solution()` print on request. What each check found is kept in
+`build/progress.json` (never in the repository); `progress()` shows it for every notebook.
+
+Three kinds of check, as Kaggle Learn and learnr have them:
+- `Exercise(judge=...)`: any check; `judge(answer, **given)` returns None when the answer is
+  right, or a sentence that says what is not right yet.
+- `number(expected, wrong=...)`: a count worked out by hand, against the count the learner's
+  objects give; a typical wrong count gets its own hint.
+- `choice(right, why_not)`: a "what happens, and why?" question as letters, every wrong
+  letter with its own explanation.
+"""
+
+import importlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import config
+
+__all__ = ["Exercise", "choice", "load", "number", "progress", "progress_file"]
+
+RIGHT, NOT_YET, SEEN = "right", "not yet", "solution seen"
+STATES = (RIGHT, SEEN, NOT_YET)  # the best first: a later "not yet" keeps an earlier "right"
+
+
+def progress_file():
+    """Where the checks keep what they found: `build/progress.json` (COURSE_BUILD moves it)."""
+    return config.BUILD_DIR / "progress.json"
+
+
+def _read():
+    path = progress_file()
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):  # none yet, or a half-written file from an old crash
+        return {}
+
+
+def _record(notebook, number, state):
+    found = _read()
+    mine = found.setdefault(notebook, {})
+    old = mine.get(str(number))
+    if old in STATES and STATES.index(old) <= STATES.index(state):
+        return  # keep the better state
+    mine[str(number)] = state
+    path = progress_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_suffix(f".{os.getpid()}.part")
+    part.write_text(json.dumps(found, indent=1, sort_keys=True))
+    part.replace(path)  # a reader never sees half a file
+
+
+@dataclass
+class Exercise:
+    """One exercise: `check(answer, **given)`, `hint()`, `solution()`."""
+
+    notebook: str
+    number: int
+    judge: Callable
+    hints: str
+    worked: str
+    given: tuple = field(default=())  # names of what check() needs beside the answer
+
+    def check(self, answer=None, **given):
+        """Print "Right." or "Not yet: <why>"; True when right. Never raises for a wrong answer."""
+        missing = [name for name in self.given if given.get(name) is None]
+        if answer is None or answer is Ellipsis:
+            print(f"Exercise {self.number}: no answer yet. Write yours in place of `None` "
+                  "and run the cell again.")
+            return False
+        if missing:
+            print(f"Exercise {self.number}: the check also needs "
+                  f"{', '.join(f'{n}=' for n in missing)} (see the exercise's text).")
+            return False
+        why = self.judge(answer, **given)
+        _record(self.notebook, self.number, NOT_YET if why else RIGHT)
+        print(f"Exercise {self.number}: " + (f"not yet: {why}" if why else "right."))
+        return why is None
+
+    def hint(self):
+        print(f"Hint for exercise {self.number}: {self.hints}")
+
+    def solution(self):
+        _record(self.notebook, self.number, SEEN)
+        print(f"A worked solution of exercise {self.number}:\n{self.worked}")
+
+
+def number(expected, wrong=None, unit=""):
+    """A judge for a count: `expected()` gives the right one from the learner's objects;
+    `wrong` maps a typical wrong count to what went wrong there."""
+
+    def judge(answer, **given):
+        try:
+            value = float(str(answer).replace(",", "").replace("_", ""))
+        except ValueError:
+            return f"{answer!r} is not a number: write the count, for example 12345."
+        right = expected(**given)
+        if value == right:
+            return None
+        for count, why in (wrong or {}).items():
+            if value == count:
+                return why
+        return (f"{value:,.0f}{unit} is too {'small' if value < right else 'large'}; the hint "
+                "shows the steps.")
+
+    return judge
+
+
+def choice(right, why_not):
+    """A judge for a question answered by a letter: `why_not` maps each wrong letter to why."""
+    letters = sorted(set(why_not) | ({right} if isinstance(right, str) else set()))
+
+    def judge(answer, **given):
+        letter = str(answer).strip().strip("()").lower()
+        wanted = right(**given) if callable(right) else right
+        if letter not in letters:
+            return f"answer with one of the letters {', '.join(letters)}."
+        if letter == wanted:
+            return None
+        explain = why_not.get(letter)
+        return explain(**given) if callable(explain) else explain
+
+    return judge
+
+
+def load(notebook):
+    """Notebook `notebook`'s exercises, by number: `q = load("01")`, then `q[3].check(...)`."""
+    module = importlib.import_module(f"helpers.checks.nb{notebook}")
+    found = {e.number: e for e in module.exercises()}
+    print(f"Notebook {notebook}: {len(found)} exercises. For each, run its cell with your "
+          "answer; q[n].hint() and q[n].solution() help.")
+    return found
+
+
+def progress(notebooks=None):
+    """A table of every notebook's exercises and what their checks found (build/progress.json)."""
+    import pandas as pd
+
+    folder = config.ROOT / "helpers" / "checks"
+    found, rows = _read(), []
+    for path in sorted(folder.glob("nb*.py")):
+        notebook = path.stem[2:]
+        if notebooks and notebook not in notebooks:
+            continue
+        module = importlib.import_module(f"helpers.checks.nb{notebook}")
+        for e in module.exercises():
+            state = found.get(notebook, {}).get(str(e.number), "to do")
+            rows.append({"notebook": notebook, "exercise": e.number, "state": state})
+    table = pd.DataFrame(rows, columns=["notebook", "exercise", "state"])
+    return table.pivot(index="notebook", columns="exercise", values="state").fillna("")

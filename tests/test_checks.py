@@ -1,0 +1,90 @@
+"""Every exercise check (helpers/checks/): a reference answer passes, a typical wrong one fails
+with the hint written for it, and each notebook asks exactly the exercises its module checks."""
+
+import json
+import re
+import subprocess
+import sys
+
+from helpers import config, exercises
+
+import pytest
+
+SPEEDS = {"batch 64": [100, 102, 98, 101, 99, 100], "batch 256": [150, 149, 152, 151, 148, 150]}
+WANDER = {"batch 64": [100, 140, 70, 120, 80, 100], "batch 256": [95, 150, 75, 110, 90, 105]}
+AUGMENTED = {"accuracy": [0.5, 0.6, 0.65, 0.7, 0.72, 0.74],
+             "val_accuracy": [0.5, 0.58, 0.62, 0.66, 0.68, 0.69]}
+PLAIN = {"accuracy": [0.5, 0.65, 0.75, 0.85, 0.9, 0.95],
+         "val_accuracy": [0.5, 0.6, 0.63, 0.64, 0.63, 0.64]}
+
+# (notebook, exercise, the right answer, what check() needs beside it, a wrong answer,
+#  words of the hint that wrong answer gets)
+CASES = [
+    ("01", 1, "b", {}, "a", "+1s lie on one side"),
+    ("01", 2, "a", {}, "c", "no information is lost"),
+    ("01", 3, 388_234, {}, 93_322, "both pools"),
+    ("01", 3, "388,234", {}, 552_074, "11×11 to 9×9"),
+    ("01", 4, "a", {"speeds": SPEEDS}, "c", "batch 256 was faster"),
+    ("01", 4, "c", {"speeds": WANDER}, "a", "cannot tell the two apart"),
+    ("01", 5, "b", {}, "d", "both rates overshoot"),
+    ("04", 1, "a", {"with_augmentation": AUGMENTED, "without": PLAIN}, "c",
+     "larger without augmentation"),
+    ("04", 1, "c", {"with_augmentation": AUGMENTED, "without": AUGMENTED}, "a",
+     "not clearly different"),
+    ("04", 1, "c", {"with_augmentation": {k: v[:2] for k, v in AUGMENTED.items()},
+                    "without": {k: v[:2] for k, v in PLAIN.items()}}, "a", "too few to tell"),
+    ("04", 2, 3_696_801, {}, 813_217, "count at 64 px"),
+    ("04", 2, 3_696_801, {}, 3_946_657, "61 → 30"),
+    ("04", 3, 800, {}, 25, "1/32 of the tutorial's training"),
+    ("04", 3, 800, {}, 200_000, "counts steps"),
+]
+
+
+@pytest.fixture(autouse=True)
+def build(monkeypatch, tmp_path):
+    monkeypatch.setattr(config, "BUILD_DIR", tmp_path)
+
+
+@pytest.mark.parametrize("notebook, n, right, given, wrong, hint", CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[4]}" for c in CASES])
+def test_the_reference_answer_passes_and_a_wrong_one_gets_its_hint(
+        notebook, n, right, given, wrong, hint, capsys):
+    check = exercises.load(notebook)[n]
+    assert check.check(right, **given) is True
+    assert check.check(wrong, **given) is False
+    assert hint in capsys.readouterr().out.splitlines()[-1]
+
+
+def notebooks_with_checks():
+    return sorted(p.stem[2:] for p in (config.ROOT / "helpers" / "checks").glob("nb*.py"))
+
+
+@pytest.mark.parametrize("notebook", notebooks_with_checks())
+def test_every_exercise_is_checked_and_tested(notebook, capsys):
+    path = next((config.ROOT / "notebooks").glob(f"{notebook}_*.ipynb"))
+    cells = json.loads(path.read_text())["cells"]
+    asked = [int(m.group(1)) for c in cells
+             if (m := re.match(r"### Exercise (\d+)\n", "".join(c["source"])))]
+    checked = sorted(exercises.load(notebook))
+    assert asked == checked
+    assert sorted({n for nb, n, *_ in CASES if nb == notebook}) == checked
+
+
+@pytest.mark.parametrize("notebook", notebooks_with_checks())
+def test_every_hint_and_solution_prints(notebook, capsys):
+    for e in exercises.load(notebook).values():
+        e.hint()
+        e.solution()
+    out = capsys.readouterr().out
+    assert out.count("Hint for exercise") == out.count("A worked solution") > 0
+
+
+@pytest.mark.processes
+def test_loading_a_notebooks_checks_needs_no_tensorflow():
+    """The answer cells run beside the notebook's own work: loading them starts nothing heavy."""
+    code = ("import sys; from helpers import exercises; "
+            + "; ".join(f"exercises.load({n!r})" for n in notebooks_with_checks())
+            + "; print('tensorflow' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=config.ROOT, timeout=120)
+    assert done.stdout.splitlines()[-1] == "False", done.stderr[-2000:]

@@ -1,0 +1,65 @@
+"""The exercise checks' mechanism: one line per check, nothing raised for a wrong answer, and
+what the checks found kept in build/progress.json, the best state winning."""
+
+import json
+
+from helpers import config, exercises
+
+import pytest
+
+
+@pytest.fixture
+def build(monkeypatch, tmp_path):
+    monkeypatch.setattr(config, "BUILD_DIR", tmp_path)
+    return tmp_path
+
+
+def counting():
+    return exercises.Exercise("99", 1, exercises.number(lambda: 12, {10: "ten is two short"}),
+                              hints="add two", worked="12")
+
+
+def test_a_right_answer_says_right_and_is_recorded(build, capsys):
+    assert counting().check(12) is True
+    assert capsys.readouterr().out == "Exercise 1: right.\n"
+    assert json.loads((build / "progress.json").read_text()) == {"99": {"1": "right"}}
+
+
+def test_a_typical_wrong_answer_gets_its_own_hint_and_a_later_one_keeps_right(build, capsys):
+    e = counting()
+    assert e.check(10) is False
+    assert "not yet: ten is two short" in capsys.readouterr().out
+    e.check("12")
+    e.check(13)
+    assert "too large" in capsys.readouterr().out.splitlines()[-1]
+    assert exercises._read() == {"99": {"1": "right"}}
+
+
+def test_no_answer_and_a_missing_measurement_are_said_not_recorded(build, capsys):
+    e = exercises.Exercise("99", 2, exercises.choice("a", {"b": "no"}), "h", "w",
+                           given=("speeds",))
+    assert e.check(None) is False and e.check("a") is False
+    out = capsys.readouterr().out
+    assert "no answer yet" in out and "also needs speeds=" in out
+    assert not (build / "progress.json").exists()
+
+
+def test_a_choice_explains_each_wrong_letter_and_asks_for_a_letter(build, capsys):
+    judge = exercises.choice("b", {"a": "a is the other way", "c": "c ignores the bias"})
+    assert judge("(B)") is None and judge("a") == "a is the other way"
+    assert "one of the letters a, b, c" in judge("yes")
+
+
+def test_a_number_says_what_is_not_a_number():
+    assert "is not a number" in exercises.number(lambda: 3)("three")
+    assert exercises.number(lambda: 1234)("1,234") is None
+
+
+def test_the_solution_is_recorded_as_seen_and_progress_lists_every_exercise(build, capsys):
+    q = exercises.load("04")
+    q[2].solution()
+    assert "3,696,801" in capsys.readouterr().out
+    table = exercises.progress()
+    assert {"01", "04"} <= set(table.index)
+    assert table.loc["04", 2] == "solution seen" and table.loc["04", 1] == "to do"
+    assert table.loc["01"].iloc[:5].tolist() == ["to do"] * 5
