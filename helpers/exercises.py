@@ -19,6 +19,7 @@ Three kinds of check, as Kaggle Learn and learnr have them:
 import importlib
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,8 +27,9 @@ from . import config
 
 __all__ = ["Exercise", "choice", "load", "number", "progress", "progress_file"]
 
-RIGHT, NOT_YET, SEEN = "right", "not yet", "solution seen"
-STATES = (RIGHT, SEEN, NOT_YET)  # the best first: a later "not yet" keeps an earlier "right"
+RIGHT, AFTER, SEEN, NOT_YET = "right", "right after the solution", "solution seen", "not yet"
+STATES = (RIGHT, AFTER, SEEN, NOT_YET)  # the best first: a later "not yet" keeps a "right"
+NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?")
 
 
 def progress_file():
@@ -47,6 +49,7 @@ def _record(notebook, number, state):
     found = _read()
     mine = found.setdefault(notebook, {})
     old = mine.get(str(number))
+    state = AFTER if (old, state) == (SEEN, RIGHT) else state  # solved or copied: both said
     if old in STATES and STATES.index(old) <= STATES.index(state):
         return  # keep the better state
     mine[str(number)] = state
@@ -57,7 +60,7 @@ def _record(notebook, number, state):
     part.replace(path)  # a reader never sees half a file
 
 
-@dataclass
+@dataclass(repr=False)
 class Exercise:
     """One exercise: `check(answer, **given)`, `hint()`, `solution()`."""
 
@@ -68,21 +71,24 @@ class Exercise:
     worked: str
     given: tuple = field(default=())  # names of what check() needs beside the answer
 
+    def __repr__(self):  # the hints and the solution stay hidden until asked for
+        return (f"<exercise {self.number} of notebook {self.notebook}: q[{self.number}].check("
+                f"answer), q[{self.number}].hint(), q[{self.number}].solution()>")
+
     def check(self, answer=None, **given):
-        """Print "Right." or "Not yet: <why>"; True when right. Never raises for a wrong answer."""
+        """Print "right." or "not yet: <why>", record it, and return None (Jupyter shows no
+        value under the line). Never raises for a wrong answer."""
         missing = [name for name in self.given if given.get(name) is None]
         if answer is None or answer is Ellipsis:
             print(f"Exercise {self.number}: no answer yet. Write yours in place of `None` "
                   "and run the cell again.")
-            return False
-        if missing:
-            print(f"Exercise {self.number}: the check also needs "
-                  f"{', '.join(f'{n}=' for n in missing)} (see the exercise's text).")
-            return False
-        why = self.judge(answer, **given)
-        _record(self.notebook, self.number, NOT_YET if why else RIGHT)
-        print(f"Exercise {self.number}: " + (f"not yet: {why}" if why else "right."))
-        return why is None
+        elif missing:
+            print(f"Exercise {self.number}: {' and '.join(missing)} still None: run what the "
+                  "exercise asks for first and keep its result under that name.")
+        else:
+            why = self.judge(answer, **given)
+            _record(self.notebook, self.number, NOT_YET if why else RIGHT)
+            print(f"Exercise {self.number}: " + (f"not yet: {why}" if why else "right."))
 
     def hint(self):
         print(f"Hint for exercise {self.number}: {self.hints}")
@@ -97,18 +103,18 @@ def number(expected, wrong=None, unit=""):
     `wrong` maps a typical wrong count to what went wrong there."""
 
     def judge(answer, **given):
-        try:
-            value = float(str(answer).replace(",", "").replace("_", ""))
-        except ValueError:
-            return f"{answer!r} is not a number: write the count, for example 12345."
+        found = NUMBER.search(str(answer))  # 388234, "388,234", "388 234", "800 epochs"
+        if not found:
+            return f"{answer!r} holds no number: write the count, for example 12345."
+        value = float(re.sub(r"[,_ ]", "", found.group()))
         right = expected(**given)
         if value == right:
             return None
         for count, why in (wrong or {}).items():
             if value == count:
-                return why
-        return (f"{value:,.0f}{unit} is too {'small' if value < right else 'large'}; the hint "
-                "shows the steps.")
+                return why(**given) if callable(why) else why
+        return (f"{found.group().strip()}{unit} is too {'small' if value < right else 'large'}; "
+                "the hint shows the steps.")
 
     return judge
 

@@ -35,8 +35,20 @@ CASES = [
                     "without": {k: v[:2] for k, v in PLAIN.items()}}, "a", "too few to tell"),
     ("04", 2, 3_696_801, {}, 813_217, "count at 64 px"),
     ("04", 2, 3_696_801, {}, 3_946_657, "61 → 30"),
-    ("04", 3, 800, {}, 25, "1/32 of the tutorial's training"),
-    ("04", 3, 800, {}, 200_000, "counts steps"),
+    ("04", 3, 800, {"pictures": 8000}, 25, "1/32 of the tutorial's pictures"),
+    ("04", 3, "4,572 epochs", {"pictures": 1400}, 800, "your training set has 1,400"),
+    ("04", 3, 4572, {"pictures": 1400}, 4571, "too small"),
+    ("04", 3, 800, {"pictures": 8000}, 200_000, "counts steps"),
+    ("04", 2, 3_696_801, {}, 4 * 813_217, "not every layer grows 4-fold"),
+    ("01", 3, "388 234", {}, 388_000, "without biases"),
+    ("01", 4, "c", {"speeds": WANDER}, "a", "Did you give `units=`"),
+    ("01", 4, "c", {"speeds": WANDER}, "a", "cannot tell the two apart"),
+]
+# answers the checks refuse to judge, with what they say instead
+UNJUDGED = [
+    ("01", 4, {"speeds": {"64": [1, 2, 3], "256": [1, 2, 3]}}, "'batch 64' and 'batch 256'"),
+    ("01", 4, {"speeds": {k: v[:2] for k, v in SPEEDS.items()}}, "at least 3 rounds"),
+    ("01", 4, {"speeds": [1, 2, 3]}, "what timing.alternate returns"),
 ]
 
 
@@ -50,9 +62,18 @@ def build(monkeypatch, tmp_path):
 def test_the_reference_answer_passes_and_a_wrong_one_gets_its_hint(
         notebook, n, right, given, wrong, hint, capsys):
     check = exercises.load(notebook)[n]
-    assert check.check(right, **given) is True
-    assert check.check(wrong, **given) is False
-    assert hint in capsys.readouterr().out.splitlines()[-1]
+    check.check(right, **given)
+    check.check(wrong, **given)
+    said = capsys.readouterr().out.splitlines()
+    assert said[-2] == f"Exercise {n}: right."
+    assert said[-1].startswith(f"Exercise {n}: not yet: ") and hint in said[-1]
+
+
+@pytest.mark.parametrize("notebook, n, given, said", UNJUDGED)
+def test_a_measurement_the_check_cannot_read_is_explained_not_judged(
+        notebook, n, given, said, capsys):
+    exercises.load(notebook)[n].check("a", **given)
+    assert said in capsys.readouterr().out.splitlines()[-1]
 
 
 def notebooks_with_checks():

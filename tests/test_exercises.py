@@ -20,27 +20,28 @@ def counting():
 
 
 def test_a_right_answer_says_right_and_is_recorded(build, capsys):
-    assert counting().check(12) is True
+    assert counting().check(12) is None  # Jupyter shows nothing under the line
     assert capsys.readouterr().out == "Exercise 1: right.\n"
     assert json.loads((build / "progress.json").read_text()) == {"99": {"1": "right"}}
 
 
 def test_a_typical_wrong_answer_gets_its_own_hint_and_a_later_one_keeps_right(build, capsys):
     e = counting()
-    assert e.check(10) is False
+    e.check(10)
     assert "not yet: ten is two short" in capsys.readouterr().out
     e.check("12")
-    e.check(13)
-    assert "too large" in capsys.readouterr().out.splitlines()[-1]
+    e.check(13.4)
+    assert "13.4 is too large" in capsys.readouterr().out.splitlines()[-1]
     assert exercises._read() == {"99": {"1": "right"}}
 
 
 def test_no_answer_and_a_missing_measurement_are_said_not_recorded(build, capsys):
     e = exercises.Exercise("99", 2, exercises.choice("a", {"b": "no"}), "h", "w",
                            given=("speeds",))
-    assert e.check(None) is False and e.check("a") is False
+    e.check(None)
+    e.check("a", speeds=None)
     out = capsys.readouterr().out
-    assert "no answer yet" in out and "also needs speeds=" in out
+    assert "no answer yet" in out and "speeds still None: run" in out
     assert not (build / "progress.json").exists()
 
 
@@ -51,8 +52,9 @@ def test_a_choice_explains_each_wrong_letter_and_asks_for_a_letter(build, capsys
 
 
 def test_a_number_says_what_is_not_a_number():
-    assert "is not a number" in exercises.number(lambda: 3)("three")
-    assert exercises.number(lambda: 1234)("1,234") is None
+    assert "holds no number" in exercises.number(lambda: 3)("three")
+    for written in ("1,234", "1 234", "1_234", "1234 weights", 1234.0):
+        assert exercises.number(lambda: 1234)(written) is None, written
 
 
 def test_the_solution_is_recorded_as_seen_and_progress_lists_every_exercise(build, capsys):
@@ -63,3 +65,11 @@ def test_the_solution_is_recorded_as_seen_and_progress_lists_every_exercise(buil
     assert {"01", "04"} <= set(table.index)
     assert table.loc["04", 2] == "solution seen" and table.loc["04", 1] == "to do"
     assert table.loc["01"].iloc[:5].tolist() == ["to do"] * 5
+
+
+def test_the_hints_and_solution_stay_hidden_until_asked_and_copying_is_told_apart(build):
+    e = counting()
+    assert "12" not in repr(e) and "add two" not in repr(e)
+    e.solution()
+    e.check(12)
+    assert exercises._read() == {"99": {"1": "right after the solution"}}

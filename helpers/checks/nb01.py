@@ -2,6 +2,8 @@
 
 from ..exercises import Exercise, choice, number
 
+KEYS = ("batch 64", "batch 256")  # the names exercise 4's timing gives its two workloads
+
 SAME_LOSS = ("sparse categorical cross-entropy on label 3 is -log p[3], the same number as "
              "categorical cross-entropy on its one-hot vector")
 
@@ -24,27 +26,21 @@ def _without_second_pool():
     return net.count_params()
 
 
-def _verdict(speeds):
-    """a, b or c from the learner's own alternated timing of batch 256 against batch 64."""
+def _batch(answer, speeds):
+    """Exercise 4: the letter the learner's own alternated rounds give, batch 256 against 64."""
     from .. import timing
 
-    found = timing.ratio(speeds["batch 256"], speeds["batch 64"], ("batch 256", "batch 64"),
-                         unit="digits/s")
-    return {"faster": "a", "slower": "b"}.get(found["verdict"], "c"), found["text"]
-
-
-def _batch_right(speeds):
-    return _verdict(speeds)[0]
-
-
-def _batch_why(letter):
-    def why(speeds):
-        right, text = _verdict(speeds)
-        said = {"a": "batch 256 was faster", "b": "batch 64 was faster",
-                "c": "they cannot tell the two apart"}
-        return f"your own rounds say {said[right]}: {text}."
-
-    return why
+    if not isinstance(speeds, dict) or set(KEYS) - set(speeds):
+        return (f"`speeds` should be what timing.alternate returns for two workloads named "
+                f"{KEYS[0]!r} and {KEYS[1]!r} (the hint shows the call).")
+    if min(len(speeds[k]) for k in KEYS) < 3:
+        return "time at least 3 rounds of each (rounds=c.rounds): fewer cannot give an interval."
+    found = timing.ratio(speeds[KEYS[1]], speeds[KEYS[0]], KEYS[::-1], unit="digits/s")
+    right = {"faster": "a", "slower": "b"}.get(found["verdict"], "c")
+    said = {"a": "batch 256 was faster", "b": "batch 64 was faster",
+            "c": "they cannot tell the two apart"}[right]
+    return choice(right, dict.fromkeys("abc", f"your own rounds say {said}: {found['text']}. "
+                                              "Did you give `units=` in digits per call?"))(answer)
 
 
 def exercises():
@@ -83,7 +79,8 @@ def exercises():
                     "conv layer sees an 11×11 map, not a 5×5 one.",
             552_074: "the third conv layer has no padding: it shrinks 11×11 to 9×9, so "
                      "Flatten gives 9·9·64 numbers, not 11·11·64.",
-            388_000: "each filter and each Dense unit has a bias too: count them.",
+            388_000: "that is the count without biases: each filter and each Dense unit has "
+                     "one more weight. The exact count is asked.",
         }), hints="follow the size: 28 → 26 (conv) → 13 (pool) → 11 (conv) → ? (conv, no "
             "pool now). Flatten gives that size squared times 64; the first Dense layer has "
             "(inputs + 1) · 64 weights; the conv layers keep their counts.",
@@ -91,16 +88,19 @@ def exercises():
             "576, so the first Dense layer has (5,184 + 1)·64 = 331,840 weights instead of "
             "36,928: 320 + 18,496 + 36,928 + 331,840 + 650 = 388,234. Build it without the "
             "second `layers.MaxPooling2D(2)` and print `count_params()`."),
-        Exercise("01", 4, choice(_batch_right, {letter: _batch_why(letter) for letter in "abc"}),
-                 hints="time one training step at each batch in alternation and let "
-            "`timing.ratio` decide:\n"
+        Exercise("01", 4, _batch,
+                 hints="time one training step at each batch in alternation, counting digits "
+            "(units=), not steps, then let `timing.ratio` decide:\n"
             "net = keras.models.clone_model(model)\n"
             "net.compile(optimizer='adam', loss='categorical_crossentropy')\n"
             "xs = x_train[:256, :, :, None].astype('float32') / 255\n"
             "ys = keras.utils.to_categorical(y_train[:256], 10)\n"
+            "c = config.settings('compare')\n"
             "speeds = timing.alternate({'batch 64': lambda: net.train_on_batch(xs[:64], ys[:64]),"
             " 'batch 256': lambda: net.train_on_batch(xs, ys)},\n"
-            "    units={'batch 64': 64, 'batch 256': 256}, rounds=c.rounds, seconds=c.seconds)",
+            "    units={'batch 64': 64, 'batch 256': 256}, rounds=c.rounds, seconds=c.seconds)\n"
+            "print(timing.ratio(speeds['batch 256'], speeds['batch 64'], "
+            "('batch 256', 'batch 64'), unit='digits/s')['text'])",
                  worked="It depends on your machine and how busy it is; your own rounds "
             "decide. Usually batch 256 trains more digits per second: a step's fixed costs "
             "are shared by 4× the digits, and larger multiplies keep the cores busier. Each "
