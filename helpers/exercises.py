@@ -7,13 +7,15 @@ own timings), never with a figure from another machine, and prints one line. `q[
 and `q[3].solution()` print on request. What each check found is kept in
 `build/progress.json` (never in the repository); `progress()` shows it for every notebook.
 
-Three kinds of check, as Kaggle Learn and learnr have them:
+Four kinds of check, three of them as Kaggle Learn and learnr have them:
 - `Exercise(judge=...)`: any check; `judge(answer, **given)` returns None when the answer is
   right, or a sentence that says what is not right yet.
 - `number(expected, wrong=...)`: a count worked out by hand, against the count the learner's
   objects give; a typical wrong count gets its own hint.
 - `choice(right, why_not)`: a "what happens, and why?" question as letters, every wrong
   letter with its own explanation.
+- `timed_choice(names)`: "which is faster?" answered a, b or c against the learner's own
+  alternated rounds (`timing.alternate`), read by notebook 00's `timing.ratio`.
 """
 
 import importlib
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 
 from . import config
 
-__all__ = ["Exercise", "choice", "load", "number", "progress", "progress_file"]
+__all__ = ["Exercise", "choice", "load", "number", "progress", "progress_file", "timed_choice"]
 
 RIGHT, AFTER, SEEN, NOT_YET = "right", "right after the solution", "solution seen", "not yet"
 STATES = (RIGHT, AFTER, SEEN, NOT_YET)  # the best first: a later "not yet" keeps a "right"
@@ -98,9 +100,14 @@ class Exercise:
         print(f"A worked solution of exercise {self.number}:\n{self.worked}")
 
 
-def number(expected, wrong=None, unit=""):
-    """A judge for a count: `expected()` gives the right one from the learner's objects;
-    `wrong` maps a typical wrong count to what went wrong there."""
+def _near(value, target, within):
+    return abs(value - target) <= within * abs(target)
+
+
+def number(expected, wrong=None, unit="", within=0.0):
+    """A judge for a count: `expected(**given)` gives the right one from the learner's objects;
+    `wrong` maps a typical wrong count to what went wrong there (a text, or a function of what
+    the learner gave); `within` is the share either way that still counts as right (0: exact)."""
 
     def judge(answer, **given):
         found = NUMBER.search(str(answer))  # 388234, "388,234", "388 234", "800 epochs"
@@ -108,10 +115,10 @@ def number(expected, wrong=None, unit=""):
             return f"{answer!r} holds no number: write the count, for example 12345."
         value = float(re.sub(r"[,_ ]", "", found.group()))
         right = expected(**given)
-        if value == right:
+        if _near(value, right, within):
             return None
         for count, why in (wrong or {}).items():
-            if value == count:
+            if _near(value, count(**given) if callable(count) else count, within):
                 return why(**given) if callable(why) else why
         return (f"{found.group().strip()}{unit} is too {'small' if value < right else 'large'}; "
                 "the hint shows the steps.")
@@ -132,6 +139,30 @@ def choice(right, why_not):
             return None
         explain = why_not.get(letter)
         return explain(**given) if callable(explain) else explain
+
+    return judge
+
+
+def timed_choice(names, unit, note=""):
+    """A judge for "which of `names` (two workloads) is faster?": a (the first), b (the
+    second) or c (the rounds cannot tell: the same within 10 %, or inconclusive), from the
+    `speeds` the learner's `timing.alternate` gave, with notebook 00's verdict; `note` is added
+    to a wrong answer's message (what to look at in the timing itself)."""
+
+    def judge(answer, speeds, **given):
+        from . import timing
+
+        if not isinstance(speeds, dict) or set(names) - set(speeds):
+            return (f"`speeds` should be what timing.alternate returns for two workloads named "
+                    f"{names[0]!r} and {names[1]!r} (the hint shows the call).")
+        if min(len(speeds[k]) for k in names) < 3:
+            return "time at least 3 rounds of each: fewer cannot give an interval."
+        found = timing.ratio(speeds[names[0]], speeds[names[1]], names, unit=unit)
+        right = {"faster": "a", "slower": "b"}.get(found["verdict"], "c")
+        said = {"a": f"{names[0]} was faster", "b": f"{names[1]} was faster",
+                "c": "they cannot tell the two apart"}[right]
+        why = f"your own rounds say {said}: {found['text']}. {note}".strip()
+        return choice(right, dict.fromkeys("abc", why))(answer)
 
     return judge
 

@@ -44,11 +44,40 @@ CASES = [
     ("01", 4, "c", {"speeds": WANDER}, "a", "Did you give `units=`"),
     ("01", 4, "c", {"speeds": WANDER}, "a", "cannot tell the two apart"),
 ]
+SAME = {"cuDNN": [100, 102, 99, 101, 100, 98], "no cuDNN": [101, 100, 100, 102, 99, 99]}
+FASTER = {"cuDNN": [300, 310, 290, 305, 300, 295], "no cuDNN": [100, 102, 99, 101, 100, 98]}
+FROM_SCRATCH = {"val_accuracy": [0.5, 0.52, 0.51]}
+CASES += [
+    ("00", 1, "a", {"balance": 9.5}, "b", "above your CPU's balance point of 9.5"),
+    ("00", 1, "b", {"balance": 40.0}, "c", "would slow the large multiplies"),
+    ("00", 2, 0.5, {}, 2, "each float32 number is 4 bytes"),
+    ("00", 2, "0.5 FLOP/byte", {}, 0.1667, "moves one matrix"),
+    ("00", 3, 0.687, {"gflops": 200.0}, 687, "milliseconds"),
+    ("00", 3, 0.687, {"gflops": 200.0}, 0.344, "a multiply-add is 2 FLOP"),
+    ("02", 1, 902_584, {}, 388_584, "the 1,000-token model"),
+    ("02", 1, 902_584, {}, 899_584, "a bias for every word"),
+    ("02", 1, 902_584, {}, 837_048, "4 gates"),
+    ("02", 2, "a", {}, "c", "the most likely word gets nearly all"),
+    ("02", 3, "a", {"scores": [[0.7], [0.6]]}, "b", "positive review 0.70"),
+    ("02", 3, "b", {"scores": [0.3, 0.6]}, "a", "the sarcastic one 0.60"),
+    ("02", 4, "c", {"speeds": SAME}, "a", "cannot tell the two apart"),
+    ("02", 4, "a", {"speeds": FASTER}, "c", "cuDNN was faster"),
+    ("03", 1, 66_306, {}, 1_639_170, "the Flatten head"),
+    ("03", 1, 66_306, {}, 66_048, "a bias too"),
+    ("03", 2, 1.96, {}, 1.4, "the square of the side"),
+    ("03", 3, "a", {"scratch": FROM_SCRATCH, "pretrained": 0.9, "pictures": 400}, "b",
+     "from scratch 51.0% against the pretrained head's 90.0%"),
+    ("03", 3, "b", {"scratch": FROM_SCRATCH, "pretrained": 0.53, "pictures": 400}, "a",
+     "no clear one"),
+    ("03", 4, 375, {}, 67, "the ratio of the parameters"),
+    ("03", 5, "b", {}, "a", "BatchNorm moving means"),
+]
 # answers the checks refuse to judge, with what they say instead
 UNJUDGED = [
-    ("01", 4, {"speeds": {"64": [1, 2, 3], "256": [1, 2, 3]}}, "'batch 64' and 'batch 256'"),
+    ("01", 4, {"speeds": {"64": [1, 2, 3], "256": [1, 2, 3]}}, "named 'batch 256' and 'batch 64'"),
     ("01", 4, {"speeds": {k: v[:2] for k, v in SPEEDS.items()}}, "at least 3 rounds"),
     ("01", 4, {"speeds": [1, 2, 3]}, "what timing.alternate returns"),
+    ("02", 3, {"scores": [0.5]}, "your model's two outputs"),
 ]
 
 

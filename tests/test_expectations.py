@@ -14,7 +14,7 @@ test-slow`): notebook 01's 96–99 % (tests/test_training.py) and step 2b learni
 import json
 import math
 
-from helpers import config, hardware, models, roofline
+from helpers import config, exercises, hardware, models, roofline
 
 import pytest
 
@@ -179,7 +179,12 @@ COMPUTED = [
 
 
 def notebook_text(number):
-    return next((config.ROOT / "notebooks").glob(f"{number}_*.ipynb")).read_text()
+    """The notebook's file, and the hints and worked solutions its exercise checks print."""
+    text = next((config.ROOT / "notebooks").glob(f"{number}_*.ipynb")).read_text()
+    if (config.ROOT / "helpers" / "checks" / f"nb{number}.py").exists():
+        shown = exercises.load(number).values()
+        text += "\n".join(f"{e.hints}\n{e.worked}" for e in shown)
+    return text
 
 
 def kind_of(record):

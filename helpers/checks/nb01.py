@@ -1,8 +1,6 @@
 """Notebook 01's exercise checks (CNN basics on MNIST)."""
 
-from ..exercises import Exercise, choice, number
-
-KEYS = ("batch 64", "batch 256")  # the names exercise 4's timing gives its two workloads
+from ..exercises import Exercise, choice, number, timed_choice
 
 SAME_LOSS = ("sparse categorical cross-entropy on label 3 is -log p[3], the same number as "
              "categorical cross-entropy on its one-hot vector")
@@ -24,23 +22,6 @@ def _without_second_pool():
         layers.Dense(10, activation="softmax"),
     ])
     return net.count_params()
-
-
-def _batch(answer, speeds):
-    """Exercise 4: the letter the learner's own alternated rounds give, batch 256 against 64."""
-    from .. import timing
-
-    if not isinstance(speeds, dict) or set(KEYS) - set(speeds):
-        return (f"`speeds` should be what timing.alternate returns for two workloads named "
-                f"{KEYS[0]!r} and {KEYS[1]!r} (the hint shows the call).")
-    if min(len(speeds[k]) for k in KEYS) < 3:
-        return "time at least 3 rounds of each (rounds=c.rounds): fewer cannot give an interval."
-    found = timing.ratio(speeds[KEYS[1]], speeds[KEYS[0]], KEYS[::-1], unit="digits/s")
-    right = {"faster": "a", "slower": "b"}.get(found["verdict"], "c")
-    said = {"a": "batch 256 was faster", "b": "batch 64 was faster",
-            "c": "they cannot tell the two apart"}[right]
-    return choice(right, dict.fromkeys("abc", f"your own rounds say {said}: {found['text']}. "
-                                              "Did you give `units=` in digits per call?"))(answer)
 
 
 def exercises():
@@ -88,7 +69,8 @@ def exercises():
             "576, so the first Dense layer has (5,184 + 1)·64 = 331,840 weights instead of "
             "36,928: 320 + 18,496 + 36,928 + 331,840 + 650 = 388,234. Build it without the "
             "second `layers.MaxPooling2D(2)` and print `count_params()`."),
-        Exercise("01", 4, _batch,
+        Exercise("01", 4, timed_choice(
+            ("batch 256", "batch 64"), "digits/s", "Did you give `units=` in digits per call?"),
                  hints="time one training step at each batch in alternation, counting digits "
             "(units=), not steps, then let `timing.ratio` decide:\n"
             "net = keras.models.clone_model(model)\n"
