@@ -15,11 +15,13 @@ Four kinds of check, three of them as Kaggle Learn and learnr have them:
 - `choice(right, why_not)`: a "what happens, and why?" question as letters, every wrong
   letter with its own explanation.
 - `timed_choice(names)`: "which is faster?" answered a, b or c against the learner's own
-  alternated rounds (`timing.alternate`), read by notebook 00's `timing.ratio`.
+  alternated rounds (`timing.alternate`), read by notebook 00's `timing.ratio`;
+  `accuracy_choice(names)` the same for two accuracies measured on the same pictures.
 """
 
 import importlib
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -27,7 +29,8 @@ from dataclasses import dataclass, field
 
 from . import config
 
-__all__ = ["Exercise", "choice", "load", "number", "progress", "progress_file", "timed_choice"]
+__all__ = ["Exercise", "accuracy_choice", "choice", "load", "number", "progress",
+           "progress_file", "timed_choice"]
 
 RIGHT, AFTER, SEEN, NOT_YET = "right", "right after the solution", "solution seen", "not yet"
 STATES = (RIGHT, AFTER, SEEN, NOT_YET)  # the best first: a later "not yet" keeps a "right"
@@ -163,6 +166,22 @@ def timed_choice(names, unit, note=""):
                 "c": "they cannot tell the two apart"}[right]
         why = f"your own rounds say {said}: {found['text']}. {note}".strip()
         return choice(right, dict.fromkeys("abc", why))(answer)
+
+    return judge
+
+
+def accuracy_choice(names):
+    """A judge for "how does `names[0]`'s accuracy compare with `names[1]`'s?": a (lower),
+    b (no clear difference) or c (higher), from the two accuracies the learner measured on
+    the same `pictures`. A difference is clear beyond twice its standard error (each accuracy
+    a share of `pictures` right: its binomial spread)."""
+
+    def judge(answer, first, second, pictures, **given):
+        error = math.sqrt((first * (1 - first) + second * (1 - second)) / pictures)
+        right = "b" if abs(first - second) <= 2 * error else ("a" if first < second else "c")
+        said = (f"{names[0]} {first:.1%} against {names[1]} {second:.1%} on {pictures:,} "
+                f"pictures, where only a difference beyond ±{2 * error:.1%} is clear.")
+        return choice(right, dict.fromkeys("abc", f"your own runs say: {said}"))(answer)
 
     return judge
 

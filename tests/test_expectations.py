@@ -52,7 +52,7 @@ RECORDED = [
      sample_ladder(lambda r: [r["summary"][s]["mean"] * 100 for s in ("2", "2b")]), 65, 75),
     ("05", "each run takes 15–90 seconds on two cores", "cats_dogs_ladder_sample_*.json",
      sample_ladder(lambda r: [run["wall_s"] for run in r["records"]]), 15, 90),
-    ("05", "The 128-pixel step costs by far the most time per picture on a CPU",
+    ("05", "the 128-pixel step costs by far the most time per picture on a CPU",
      "cats_dogs_ladder_tutorial/step-*.json", slowest_other_over_step_3, 3, 1000),
 ]
 
@@ -157,7 +157,7 @@ COMPUTED = [
      215, 237),
     ("08", "from about 226 to about 148 FLOP/byte",
      lambda: roofline.arithmetic_intensity(deep(convs_per_stage=2)), 140, 156),
-    ("08", "The blog's V100 ran its cat/dog networks at under 3 % of its float32 roof",
+    ("08", "the blog's V100 ran its cat/dog networks at under 3 % of its float32 roof",
      lambda: 100 * max(p["ratio"] for p in roofline.blog_points() if p["step"] != "cifar10"),
      0, 3),
     ("08", "roughly 41,000 pictures/s", lambda: a100_tf32("3")["pictures_per_s"], 39e3, 44e3),

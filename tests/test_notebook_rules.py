@@ -140,10 +140,9 @@ def problems(nb, name):
 
 
 def ending_problems(cells, number):
-    """After the last teaching code cell: Summary, Exercises, Questionnaire. The exercises either
-    check themselves (an answer cell calling q[N].check( after each '### Exercise N', the checks
-    loaded first and the notebook's progress shown last) or are numbered with solutions in
-    <details> (the form of a notebook not yet given checks: issue 47)."""
+    """After the last teaching code cell: Summary, Exercises, Questionnaire. The exercises check
+    themselves: an answer cell calling q[N].check( after each '### Exercise N', the checks
+    loaded first and the notebook's progress shown last."""
     starts = [text(c) if c["cell_type"] == "markdown" else "" for c in cells]
     at = next((i for i, t in enumerate(starts) if t.startswith(ENDING[1])), len(cells))
     teaching = [i for i, c in enumerate(cells[:at]) if c["cell_type"] == "code"]
@@ -160,10 +159,8 @@ def ending_problems(cells, number):
     section = range(heads[1], heads[2])
     answers = [i for i in section if cells[i]["cell_type"] == "code"]
     if not answers:
-        exercises = starts[heads[1]]
-        if "<details>" not in exercises or numbered_items(exercises.split("<details>")[0]) < 3:
-            found.append("ending: 3+ numbered exercises, solutions in <details>")
-        return found
+        return found + ["ending: the exercises have no answer cells (q = exercises.load(...), "
+                        "then q[N].check(answer) after each '### Exercise N')"]
     asked = [(i, int(m.group(1))) for i in section
              if (m := re.match(r"### Exercise (\d+)\n", starts[i]))]
     if [n for _, n in asked] != list(range(1, len(asked) + 1)) or len(asked) < 3:

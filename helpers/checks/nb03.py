@@ -1,8 +1,6 @@
 """Notebook 03's exercise checks (transfer learning)."""
 
-import math
-
-from ..exercises import Exercise, choice, number
+from ..exercises import Exercise, accuracy_choice, choice, number
 
 
 def _gap_head():
@@ -25,15 +23,11 @@ def _flops(name, size):
 
 
 def _scratch(answer, scratch, pretrained, pictures):
-    """Exercise 3: from scratch against the pretrained head, on the learner's own runs: a
-    difference is clear beyond twice its standard error over `pictures` validation pictures."""
+    """Exercise 3: the from-scratch run's last validation accuracy against the pretrained
+    head's, on the learner's own runs."""
     h = getattr(scratch, "history", scratch)
-    mine = h["val_accuracy"][-1]
-    error = math.sqrt((mine * (1 - mine) + pretrained * (1 - pretrained)) / pictures)
-    right = "b" if abs(mine - pretrained) <= 2 * error else ("a" if mine < pretrained else "c")
-    said = (f"from scratch {mine:.1%} against the pretrained head's {pretrained:.1%} on "
-            f"{pictures:,} pictures (a difference within ±{2 * error:.1%} is no clear one).")
-    return choice(right, dict.fromkeys("abc", f"your own runs say: {said}"))(answer)
+    return accuracy_choice(("from scratch", "the pretrained head"))(
+        answer, h["val_accuracy"][-1], pretrained, pictures)
 
 
 def exercises():
