@@ -34,7 +34,7 @@ __all__ = ["Exercise", "accuracy_choice", "choice", "load", "number", "progress"
 
 RIGHT, AFTER, SEEN, NOT_YET = "right", "right after the solution", "solution seen", "not yet"
 STATES = (RIGHT, AFTER, SEEN, NOT_YET)  # the best first: a later "not yet" keeps a "right"
-NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?")
+NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?")  # 1,234; 1/2
 
 
 def progress_file():
@@ -113,10 +113,11 @@ def number(expected, wrong=None, unit="", within=0.0):
     the learner gave); `within` is the share either way that still counts as right (0: exact)."""
 
     def judge(answer, **given):
-        found = NUMBER.search(str(answer))  # 388234, "388,234", "388 234", "800 epochs"
+        found = NUMBER.search(str(answer))  # 388234, "388,234", "388 234", "800 epochs", "1/2"
         if not found:
             return f"{answer!r} holds no number: write the count, for example 12345."
-        value = float(re.sub(r"[,_ ]", "", found.group()))
+        top, _, bottom = re.sub(r"[,_ ]", "", found.group()).partition("/")
+        value = float(top) / float(bottom or 1)
         right = expected(**given)
         if _near(value, right, within):
             return None

@@ -14,8 +14,9 @@ def _small(answer, balance):
         "b": f"a 128×128 multiply does {AT_128:.0f} FLOP per byte it moves, above your CPU's "
              f"balance point of {balance:.1f} FLOP/byte: by the roofline it could run at the "
              "peak, so memory is not what holds it back.",
-        "c": "a clock that slowed for small work would slow the large multiplies of the same "
-             "survey too; each multiply is timed on its own, a few ms apart.",
+        "c": "a CPU lowers its clock, if at all, under long heavy SIMD work, which the large "
+             "multiplies are; a small one runs at the higher clock. What weighs is the fixed "
+             "cost of each call.",
     })(answer)
 
 
@@ -32,8 +33,9 @@ def exercises():
                  worked="a. A 128×128 multiply is only 4.2 MFLOP, so the fixed cost of a call "
             "(Python, handing the operation to TensorFlow, bringing the matrices into the "
             "caches; on a GPU the kernel launch, the CPU asking the GPU to run one compiled "
-            "routine) takes as long as the arithmetic. Its intensity, 21 FLOP/byte, is above "
-            "a CPU's balance point of about 10, so bandwidth is not the limit there. Large "
+            "routine) takes as long as the arithmetic. Its intensity, 21 FLOP/byte, lies above "
+            "the balance point of most CPUs (yours is `ours`, section 5): there bandwidth is not "
+            "the limit, and where it lies below, the check accepts b too. Large "
             "matrices share those costs out and keep every SIMD lane busy."),
         Exercise("00", 2, number(lambda: 0.5, {
             2: "that is FLOP per number: each float32 number is 4 bytes.",

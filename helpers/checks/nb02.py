@@ -17,8 +17,8 @@ def _rated(answer, scores):
     if values.size != 2:
         return ("`scores` should hold your model's two outputs, the positive review's first: "
                 "lstm_model.predict(reviews(tf.constant([positive, sarcastic]))).")
-    said = (f"your model gave the positive review {values[0]:.2f} and the sarcastic one "
-            f"{values[1]:.2f}.")
+    said = (f"your model gave the positive review {values[0]:.4f} and the sarcastic one "
+            f"{values[1]:.4f}.")
     return choice("a" if values[0] >= values[1] else "b", {"a": said, "b": said})(answer)
 
 
@@ -30,6 +30,8 @@ def exercises():
             lambda: _lstm(3000) - 3000: "the output layer has a bias for every word too.",
             lambda: _lstm(3000) - 4 * 128 * 128: "each of the LSTM's 4 gates sees the input "
                                                  "(128) and its previous output (128).",
+            lambda: _lstm(3000) - 2000 * 129: "the output Dense layer grows with the vocabulary "
+                                              "too: 128 weights and a bias per word.",
         }), hints="Embedding: vocabulary × 128. LSTM: 4 gates × (128 inputs + 128 previous "
             "outputs + 1 bias) × 128 units, whatever the vocabulary. Dense: 128 × vocabulary "
             "+ vocabulary.",
@@ -57,11 +59,12 @@ def exercises():
             "a one-line review gives a model trained on 200-word reviews few cues. The "
             "sarcastic one often lands above 0.5 too: it sees 'great' and no clearly negative "
             "word; 2,000 training reviews teach word-level cues, not irony."),
-        Exercise("02", 4, timed_choice(("cuDNN", "no cuDNN"), "reviews/s"), given=("speeds",),
+        Exercise("02", 4, timed_choice(("default", "use_cudnn=False"), "reviews/s"),
+                 given=("speeds",),
                  hints="write section 5's network out again as `no_cudnn` with "
             "`layers.LSTM(32, use_cudnn=False)` (build it anew: `clone_model` does not keep "
             "`use_cudnn`), compile it alike, then:\n"
-            "pair = timing.alternate({'cuDNN': steps['LSTM'], 'no cuDNN': lambda: "
+            "pair = timing.alternate({'default': steps['LSTM'], 'use_cudnn=False': lambda: "
             "no_cudnn.train_on_batch(batch_ids, batch_labels)}, units=len(batch_labels), "
             "rounds=c.rounds, seconds=c.seconds)",
                  worked="On a GPU expect the cuDNN LSTM many times as fast: without cuDNN Keras "

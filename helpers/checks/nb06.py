@@ -47,13 +47,18 @@ def exercises():
         }, unit=" %", within=0.01), given=("p", "labels"),
             hints="widen the band in steps of 0.05, `for w in np.arange(0, 0.5, 0.05)` with "
             "`unsure=(0.5 - w, 0.5 + w)`, and stop at the first width where the answers given "
-            "are at least 95 % right; the share of pictures answered there, in percent.",
-            worked="As the hint says; section 5's loop over four bands shows the way. How many "
+            "are at least 95 % right; the share of pictures answered there, in percent (0 when "
+            "no band up to 0.05 ... 0.95 gets there).",
+            worked="Widen as the hint says; section 5's loop over four bands shows the way. The "
+            "answer is 0 when even the band 0.05 ... 0.95 leaves answers less than 95 % right. "
+            "How many "
             "pictures still get an answer depends on how confident your network is: a model that "
             "is often sure and right keeps most; one with many outputs near 0.5 keeps few."),
         Exercise("06", 3, number(lambda: _side("2"), {
             lambda: _side("0"): "that is the original network's last map: step 2 has more "
                                 "conv layers, each shrinking the map.",
+            lambda: _side("2") // 2: "that is after the pooling: Grad-CAM takes the last "
+                                     "Conv2D layer's own output, before it is pooled.",
         }), hints="follow the size through step 2's layers (`models.cats_dogs_net('2')`): "
             "every 3×3 convolution takes 2 off, every pooling halves (rounding down).",
             worked="Print `last.output.shape` for step 2's last Conv2D: its maps are coarser "
