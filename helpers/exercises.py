@@ -43,11 +43,22 @@ def progress_file():
 
 
 def _read():
+    """What the checks found so far; a file that cannot be read is kept aside, and said so."""
     path = progress_file()
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):  # none yet, or a half-written file from an old crash
+    if not path.exists():
         return {}
+    try:
+        found = json.loads(path.read_text())
+        if isinstance(found, dict):
+            return found
+        why = f"it holds a {type(found).__name__}, not a table of notebooks"
+    except (OSError, ValueError) as error:
+        why = str(error)
+    kept = path.with_name("progress.unreadable.json")
+    path.replace(kept)
+    print(f"{config.BUILD_DIR.name}/{path.name} could not be read ({why}); kept as "
+          f"{kept.name}, and a new one begins.")
+    return {}
 
 
 def _record(notebook, number, state):

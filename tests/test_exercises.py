@@ -73,3 +73,12 @@ def test_the_hints_and_solution_stay_hidden_until_asked_and_copying_is_told_apar
     e.solution()
     e.check(12)
     assert exercises._read() == {"99": {"1": "right after the solution"}}
+
+
+def test_an_unreadable_progress_file_is_kept_aside_and_said_not_lost(build, capsys):
+    (build / "progress.json").write_text('{"01": {"1": "ri')  # cut off
+    counting().check(12)
+    said = capsys.readouterr().out
+    assert "progress.json could not be read" in said and "progress.unreadable.json" in said
+    assert (build / "progress.unreadable.json").read_text() == '{"01": {"1": "ri'
+    assert exercises._read() == {"99": {"1": "right"}}
