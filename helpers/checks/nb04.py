@@ -19,21 +19,22 @@ def _gap_verdict(with_augmentation, without):
     """a (larger without), b (smaller without) or c (cannot tell), and what the runs gave.
 
     The gap's epoch-to-epoch wander in the learner's own runs is its yardstick: the difference
-    of the means is clear when its 95 % interval (Student's t, the fewer epochs' degrees of
-    freedom: the cautious choice) leaves out 0."""
+    of the means is clear when its 95 % Welch interval (`ladder.difference`, as notebook 05
+    compares steps) leaves out 0."""
+    from .. import ladder
+
     a, b = _gaps(with_augmentation), _gaps(without)
     said = (f"gap with augmentation {statistics.mean(a):.1%}, without "
             f"{statistics.mean(b):.1%} (mean of your last {len(a)} and {len(b)} epochs)")
     if min(len(a), len(b)) < 3:
         return "c", said + ": fewer than 3 epochs each, too few to tell"
-    from .. import timing
-
-    error = (statistics.variance(a) / len(a) + statistics.variance(b) / len(b)) ** 0.5
-    half = timing.t_quantile(0.975, min(len(a), len(b)) - 1) * error
-    difference = statistics.mean(b) - statistics.mean(a)
-    if abs(difference) <= half:
-        return "c", said + f": the difference lies within its 95 % interval (±{half:.1%})"
-    return ("a" if difference > 0 else "b"), said
+    rows = [{"mean": statistics.mean(g), "spread": statistics.stdev(g), "runs": len(g)}
+            for g in (a, b)]
+    gain, (low, high) = ladder.difference(*rows)  # points, without minus with
+    if low <= 0 <= high:
+        return "c", said + f": the difference lies within its 95 % interval ({low:+.1f} to " \
+            f"{high:+.1f} points)"
+    return ("a" if gain > 0 else "b"), said
 
 
 def _gap_why(with_augmentation, without):
