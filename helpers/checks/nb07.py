@@ -41,7 +41,7 @@ def exercises():
         }), hints="which of the two makes less work, and which only moves it to another time?",
             worked="a. `image_pipeline(paths, labels, 64, 32, repeat=True, cache=True, "
             "prefetch=False)` and the same with `cache=False, prefetch=True`, each timed in "
-            "alternation with the course pipeline as in section 7. cache removes the decoding "
+            "alternation with the course pipeline as in section 5. cache removes the decoding "
             "from the second pass on; prefetch overlaps the next batch with the current step, "
             "which helps only where a core is free for it."),
         Exercise("07", 3, choice("a", {
