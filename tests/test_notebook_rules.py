@@ -21,6 +21,10 @@ NOTEBOOKS = notebooks()
 MAX_LINES = 15  # lines per code cell, blank lines and comments included
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
+# The core path: what a learner needs for the next notebooks, read in about 25 minutes. The rest
+# stands in sections headed DEEP_DIVE, after the core and before the summary.
+DEEP_DIVE = "## Deep dive (optional) · "
+CORE_WORDS = 2500
 NOTES = slide_types.NOTES
 MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
 # Words for the course's maintainers, not its learners: no markdown cell may say them
@@ -136,7 +140,48 @@ def problems(nb, name):
             found.append(f"paths: cell {i} has a machine-specific path")
         if kind is None:
             found.append(f"slides: cell {i} has no slide type (tools/slide_types.py)")
-    return found + ending_problems(cells, name[:2])
+    return found + ending_problems(cells, name[:2]) + core_problems(cells)
+
+
+def prose_words(markdown):
+    """The words a learner reads: HTML tags and link targets left out, <details> kept."""
+    return len(re.findall(r"\w\S*", re.sub(r"\]\([^)]*\)|<[^>]+>", " ", markdown)))
+
+
+def sections(cells):
+    """(heading, markdown words) per `## ` section; instructor notes are not counted."""
+    found = [["", 0]]
+    for cell in cells:
+        if cell["cell_type"] != "markdown" or text(cell).startswith(NOTES):
+            continue
+        if text(cell).startswith("## "):
+            found.append([text(cell).splitlines()[0], 0])
+        found[-1][1] += prose_words(text(cell))
+    return found
+
+
+def core_words(cells):
+    """Words of the core path: every section but the deep dives, exercises and questionnaire
+    (the summary counts)."""
+    left_out = (DEEP_DIVE, *ENDING[1:])
+    return sum(n for heading, n in sections(cells) if not heading.startswith(left_out))
+
+
+def core_problems(cells):
+    """The core path reads in about 25 minutes; deep dives stand together after it."""
+    found = []
+    words = core_words(cells)
+    if words > CORE_WORDS:
+        found.append(f"core: too long, {words} words of core prose (at most {CORE_WORDS}; move what the "
+                     f"next notebooks do not need into a section headed '{DEEP_DIVE}…')")
+    headings = [h for h, _ in sections(cells)[1:]]
+    dives = [i for i, h in enumerate(headings) if h.startswith(DEEP_DIVE)]
+    if dives and ENDING[0] in headings:
+        summary = headings.index(ENDING[0])
+        if dives != list(range(dives[0], summary)):
+            found.append("core: deep dives stand together after the core sections, right "
+                         "before the summary")
+    return found
 
 
 def ending_problems(cells, number):
@@ -243,6 +288,10 @@ BREAKAGES = {
         source=text(last_markdown(nb)) + "\n\nMore on the next slide."),
     "ending": lambda nb: nb["cells"].pop(),
     "outputs: fewer": lambda nb: [unchecked(c) for c in nb["cells"] if is_checked(c)],
+    "core: too long": lambda nb: first_section(nb).update(
+        source=text(first_section(nb)) + " word" * CORE_WORDS),
+    "core: deep dives stand": lambda nb: first_section(nb).update(
+        source=text(first_section(nb)).replace("## ", DEEP_DIVE, 1)),
     "outputs: code cell 3 stores": lambda nb: nb["cells"][3].update(outputs=[
         {"output_type": "stream", "name": "stdout", "text": "hi\n"}]),
 }

@@ -49,7 +49,8 @@ def visit(browser, url):
 
 
 def pages(site):
-    return [site / "index.html", *(site / f"{p.stem}.html" for p in NOTEBOOKS)]
+    return [site / "index.html", *(site / f"{p.stem}.html" for p in NOTEBOOKS),
+            site / "glossary.html"]
 
 
 def test_every_page_loads_offline_without_errors(site, browser):
@@ -97,6 +98,21 @@ def test_links_between_pages_lead_somewhere(site, browser):
     visit(browser, (site / "index.html").as_uri())
     browser.find_element("link text", "Mixed precision").click()
     assert "Mixed precision" in browser.title
+
+
+def test_deep_dives_are_marked_in_the_page_contents(site, browser):
+    """A learner sees from a page's contents which sections are optional, and the notebooks'
+    links to the glossary land on its entries."""
+    for path in NOTEBOOKS:
+        cells = json.loads(path.read_text())["cells"]
+        dives = sum("".join(c["source"]).startswith("## Deep dive (optional)") for c in cells)
+        if not dives:
+            continue
+        visit(browser, (site / f"{path.stem}.html").as_uri())
+        toc = browser.find_element("css selector", ".bd-toc").get_attribute("textContent")
+        assert toc.count("Deep dive (optional)") == dives, path.stem
+    visit(browser, (site / "glossary.html").as_uri() + "#tfdata")
+    assert browser.find_elements("css selector", "#tfdata"), "no anchor #tfdata"
 
 
 def notes_in(path):

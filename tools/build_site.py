@@ -6,7 +6,8 @@
 Sphinx with myst-nb renders every executed notebook (outputs and figures included, nothing
 executed again) with sphinx-book-theme: a sidebar in teaching order, a table of contents per
 page, full-text search. Each page links its slide deck, Colab and the notebook file. The home
-page has the course map, how to run the course, and the recorded results in results/.
+page has the course map, how to run the course, and the recorded results in results/; the
+glossary (notebooks/glossary.md) is the last page.
 Instructor notes are collapsed on the pages (the decks keep them as speaker notes), and wide
 tables wrap instead of being cut off (tools/templates/site.css).
 Everything the pages load is copied next to them: nothing comes from the web. MathJax comes
@@ -43,8 +44,10 @@ html_theme_options = {"home_page_in_toc": True, "show_toc_level": 2,
                       "use_download_button": False, "use_fullscreen_button": False}
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"  # node_modules: no CDN
 myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3  # glossary.md#tfdata: the notebooks link the glossary's entries
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 '''
+GLOSSARY = ROOT / "notebooks" / "glossary.md"  # a page of its own, after the notebooks
 MATHJAX = ROOT / "node_modules" / "mathjax"  # npm's (make course runs `npm ci` where npm is)
 # Without MathJax: formulas written as TeX, as MathJax's renderer writes them, and no script.
 TEX_ONLY = '''
@@ -126,7 +129,7 @@ def recorded_tables():
 
 
 def home(paths):
-    toc = "\n".join(p.stem for p in paths)
+    toc = "\n".join([*(p.stem for p in paths), GLOSSARY.stem])
     ladder, benchmarks = recorded_tables()
     return f"""# Deep learning and GPUs
 
@@ -179,6 +182,7 @@ def write_sources(pages, src):
                         ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"))
     for path, nb in pages.items():
         nbformat.write(page(nb, path, src.parent / "slides"), src / path.name)
+    shutil.copy2(GLOSSARY, src / GLOSSARY.name)
     (src / "index.md").write_text(home(list(pages)))
 
 

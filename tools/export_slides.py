@@ -104,8 +104,12 @@ def without_marks(nb):
 
 
 def export(nb, deck):
-    """Write `nb` as a reveal.js deck to the file `deck`, without `# NBVAL_CHECK_OUTPUT` lines."""
+    """Write `nb` as a reveal.js deck to the file `deck`, without `# NBVAL_CHECK_OUTPUT` lines;
+    its links to the glossary lead to the site's page (build/site/ beside build/slides/)."""
     nb = without_marks(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace("](glossary.md#", "](../site/glossary.html#")
     exporter = SlidesExporter(template_name="reveal_offline",
                               extra_template_basedirs=[str(ROOT / "tools" / "templates")])
     exporter.reveal_url_prefix = "reveal.js"
