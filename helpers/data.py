@@ -207,32 +207,60 @@ def _decode_jpeg(contents):
     return tf.case(scales, default=lambda: tf.io.decode_jpeg(contents, ratio=JPEG_SCALES[-1]))
 
 
-def _decode(contents):
+def _stored(contents):
+    """(RGB uint8 as stored, transparent parts on white; its EXIF orientation). Only a picture
+    with alpha goes through float32; the others are copied at most once, as uint8."""
     jpeg = tf.strings.substr(contents, 0, 3) == b"\xff\xd8\xff"
     x = tf.cond(jpeg, lambda: _decode_jpeg(contents),  # channels as stored: 1 to 4
                 lambda: tf.io.decode_image(contents, expand_animations=False))
     channels = tf.shape(x)[-1]  # gray, gray + alpha, RGB, RGB + alpha
-    orientation = _orientation(contents)
 
-    def shown():  # as viewers show it: RGB, transparent parts on white, turned upright
+    def on_white():
         y = tf.cast(x, tf.float32)
         color = tf.gather(y, tf.where(channels >= 3, [0, 1, 2], [0, 0, 0]), axis=-1)
         alpha = tf.gather(y, [channels - 1], axis=-1) / 255
-        alpha = tf.where((channels == 2) | (channels == 4), alpha, 1.0)
-        y = color * alpha + 255 * (1 - alpha)
-        # 5-8: rows and columns swapped (a phone held upright); then mirrored and/or flipped
-        y = tf.transpose(y, tf.where(orientation >= 5, [1, 0, 2], [0, 1, 2]))
-        mirror, flip = (tf.reduce_any(orientation == v) for v in ([2, 3, 6, 7], [3, 4, 7, 8]))
-        y = tf.reverse(y, tf.boolean_mask([1, 0], [mirror, flip]))  # axis 1: width, 0: height
-        return tf.saturate_cast(tf.round(y), tf.uint8)
+        return tf.saturate_cast(tf.round(color * alpha + 255 * (1 - alpha)), tf.uint8)
 
-    return tf.cond((channels == 3) & (orientation == 1), lambda: x, shown)  # most: as stored
+    rgb = tf.case([((channels == 2) | (channels == 4), on_white),
+                   (channels == 1, lambda: tf.tile(x, [1, 1, 3]))], default=lambda: x)
+    return tf.ensure_shape(rgb, [None, None, 3]), _orientation(contents)
+
+
+def _upright(picture, orientation):
+    """`picture` (height, width, channels) turned as EXIF `orientation` says: 5-8 swap rows and
+    columns (a phone held upright), then 2, 3, 6, 7 mirror and 3, 4, 7, 8 flip. No arithmetic."""
+    picture = tf.transpose(picture, tf.where(orientation >= 5, [1, 0, 2], [0, 1, 2]))
+    mirror, flip = (tf.reduce_any(orientation == v) for v in ([2, 3, 6, 7], [3, 4, 7, 8]))
+    return tf.reverse(picture, tf.boolean_mask([1, 0], [mirror, flip]))  # 1: width, 0: height
+
+
+def _decode(contents):
+    picture, orientation = _stored(contents)
+    return tf.cond(orientation == 1, lambda: picture, lambda: _upright(picture, orientation))
+
+
+def _read(contents, size):
+    """`_decode`, then resized to `size`: a picture stored on its side is resized first, to the
+    size turned, and turned after (a few kB, not the whole photo); resizing commutes with it."""
+    picture, orientation = _stored(contents)
+    turned = tf.where(orientation >= 5, [size[1], size[0]], list(size))
+    picture = _upright(tf.image.resize(picture, turned), orientation)
+    return tf.ensure_shape(picture, [*size, 3])
 
 
 def read_picture(path, size):
-    """One picture file decoded by `decode_picture`, resized to `size` (height, width): float32
-    0..255. The pipeline, `predict` and the check all read with it (notebooks 06 and 07)."""
-    return tf.image.resize(decode_picture(tf.io.read_file(path)), size)
+    """One picture file decoded as `decode_picture` shows it, resized to `size` (height, width):
+    float32 0..255. The pipeline, `predict` and the check all read with it (notebooks 06, 07)."""
+    contents = tf.io.read_file(path)
+    if tf.executing_eagerly():
+        return _traced_read(tuple(size))(contents)
+    return _read(contents, tuple(size))
+
+
+@functools.cache
+def _traced_read(size):
+    return tf.function(lambda contents: _read(contents, size),
+                       input_signature=[tf.TensorSpec([], tf.string)], autograph=False)
 
 
 def _pipeline_read(path):

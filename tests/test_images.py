@@ -5,7 +5,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from helpers import data
+from helpers import config, data
 
 import numpy as np
 import pytest
@@ -231,6 +231,28 @@ def test_every_exif_orientation_is_applied_as_pillow_applies_it(tmp_path, fmt):
         ours = data.decode_picture(tf.io.read_file(str(path))).numpy()
         assert ours.shape == viewer.shape, (fmt, orientation)
         assert np.abs(ours - viewer).mean() < 3, (fmt, orientation)
+
+
+def test_a_photo_stored_on_its_side_is_turned_without_changing_a_pixel(tmp_path):
+    """Orientation 6 is a transpose and a mirror of the stored uint8 pixels: the picture equals
+    the same photo stored upright, exactly (no float copy, no rounding), in gray and RGB."""
+    import tensorflow as tf
+
+    rgb = np.asarray(Image.open(config.DATA_DIR / "sample_images" / "parrot.jpg").convert("RGB"))
+    for mode in ("RGB", "L"):
+        upright = Image.fromarray(rgb).convert(mode)
+        upright.save(tmp_path / f"upright_{mode}.png")
+        exif = Image.Exif()
+        exif[0x0112] = 6  # "turn it 90 degrees clockwise to show it"
+        upright.rotate(90, expand=True).save(tmp_path / f"side_{mode}.png", exif=exif)
+        read = [data.decode_picture(tf.io.read_file(str(tmp_path / f"{how}_{mode}.png"))).numpy()
+                for how in ("upright", "side")]
+        assert read[0].dtype == read[1].dtype == np.uint8 and read[0].shape[-1] == 3
+        np.testing.assert_array_equal(read[1], read[0])
+        small = [data.read_picture(str(tmp_path / f"{how}_{mode}.png"), (48, 40)).numpy()
+                 for how in ("upright", "side")]  # turned after resizing: the same picture
+        assert small[0].shape == small[1].shape == (48, 40, 3)
+        np.testing.assert_allclose(small[1], small[0], atol=0.01)  # float32 rounding, of 255
 
 
 @pytest.mark.filterwarnings("ignore:Corrupt EXIF data")  # Pillow, writing the broken block

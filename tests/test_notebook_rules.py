@@ -172,8 +172,8 @@ def core_problems(cells):
     found = []
     words = core_words(cells)
     if words > CORE_WORDS:
-        found.append(f"core: too long, {words} words of core prose (at most {CORE_WORDS}; move what the "
-                     f"next notebooks do not need into a section headed '{DEEP_DIVE}…')")
+        found.append(f"core: too long, {words} words of core prose (at most {CORE_WORDS}; move "
+                     f"what the next notebooks do not need under a heading '{DEEP_DIVE}…')")
     headings = [h for h, _ in sections(cells)[1:]]
     dives = [i for i, h in enumerate(headings) if h.startswith(DEEP_DIVE)]
     if dives and ENDING[0] in headings:
