@@ -403,7 +403,11 @@ def _walk(folder, root=None):
     seen, pictures, others, hidden, links = set(), [], [], [], []
     top = os.path.realpath(folder)
     root = root and os.path.realpath(root)
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+    def unreadable(error):  # a folder os.walk cannot list: named, never skipped silently
+        links.append((Path(error.filename), _unreadable(Path(error.filename), error)
+                      + "; its pictures are not used"))
+
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=unreadable, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in seen:  # reached twice through links from outside: read once
             links.append((Path(dirpath), f"{_AGAIN}; not followed"))
@@ -553,6 +557,22 @@ def _checked(root, classes=None):
     if len(classes) < 2:
         raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
                          f"found {classes or 'none'}.")
+    twins = defaultdict(list)
+    for name in classes:  # Horse/ and horse/ (or é composed and not): one class, two labels
+        twins[unicodedata.normalize("NFC", name).casefold()].append(name)
+    twins = [names for names in twins.values() if len(names) > 1]
+    if twins:
+        pairs = "; ".join(" and ".join(f"{n}/" for n in names) for names in twins)
+        raise ValueError(f"{shown(root)}: {pairs} differ only in upper and lower case (or in "
+                         "how an accent is stored), so they would be two classes with two "
+                         "labels for one kind of picture. Move the pictures of one into the "
+                         "other and delete the empty folder.")
+    for name in classes:
+        folder = Path(root) / name
+        if folder.is_dir() and not os.access(folder, os.R_OK | os.X_OK):
+            raise ValueError(f"Class folder {shown(folder)} cannot be read: permission denied. "
+                             f"Give yourself access (chmod u+rx '{shown(folder)}') or move it "
+                             "out of the data folder.")
     return classes, [check_images(Path(root) / name, root) for name in classes]
 
 

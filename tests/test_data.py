@@ -1,6 +1,8 @@
 """helpers.data: the loaders, the cat/dog splits and folders of one's own, the check cache,
 and clear errors for folders and arguments a loader cannot use."""
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -243,6 +245,50 @@ def test_empty_class_is_named(tmp_path):
     (tmp_path / "dogs" / "broken.jpg").write_bytes(b"")
     with pytest.raises(ValueError, match="dogs has no usable images"):
         data.labelled_files(tmp_path)
+
+
+def test_class_folders_equal_but_for_case_or_accent_form_are_refused(tmp_path):
+    for i, name in enumerate(["Horse", "horse", "cow", "Cafe\u0301", "Caf\u00e9"]):
+        write_jpeg(tmp_path / name / f"{i}.jpg", seed=i)
+    with pytest.raises(ValueError, match=r"Caf\S+ and Caf\S+; Horse/ and horse/ differ only"):
+        data.labelled_files(tmp_path)
+    for name in ["horse", "Caf\u00e9"]:
+        shutil.rmtree(tmp_path / name)
+    assert data.labelled_files(tmp_path)[2] == ["Cafe\u0301", "Horse", "cow"]
+
+
+def test_a_folder_that_cannot_be_listed_is_named_not_skipped_silently(tmp_path, monkeypatch,
+                                                                      capsys):
+    """As a user without read permission meets it (root reads every folder, so the refusal is
+    made by os.scandir here, as the system would make it)."""
+    for i in range(2):
+        write_jpeg(tmp_path / "cats" / f"c{i}.jpg", seed=i)
+        write_jpeg(tmp_path / "dogs" / f"d{i}.jpg", seed=10 + i)
+    write_jpeg(tmp_path / "dogs" / "private" / "d9.jpg", seed=19)
+    scandir, locked = os.scandir, str(tmp_path / "dogs" / "private")
+
+    def refusing(path="."):
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    paths, _, _ = data.labelled_files(tmp_path)
+    out = capsys.readouterr().out
+    assert len(paths) == 4 and "1 skipped" in out
+    assert "dogs/private: cannot be read (Permission denied); its pictures are not used" in out
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a folder whatever its permissions")
+def test_a_class_folder_without_permission_is_named(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    write_jpeg(tmp_path / "dogs" / "b.jpg", seed=1)
+    (tmp_path / "dogs").chmod(0)
+    try:
+        with pytest.raises(ValueError, match="dogs cannot be read: permission denied"):
+            data.labelled_files(tmp_path)
+    finally:
+        (tmp_path / "dogs").chmod(0o755)
 
 
 def test_nested_folders_and_non_ascii_names_are_used(tmp_path):
