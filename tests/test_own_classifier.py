@@ -1,6 +1,9 @@
 """The functions notebook 12 writes out on its page (they live there alone), run as the page
 writes them: the default folder, the split per class, Grad-CAM for a softmax head, the export."""
 
+import hashlib
+from pathlib import Path
+
 from helpers import config, data
 
 import keras
@@ -15,25 +18,52 @@ NOTEBOOK = "12_your_own_classifier"
 
 def on_page(name):
     """Notebook 12's `def name`, with the names its page imports."""
-    namespace = {"keras": keras, "np": np, "tf": tf, "data": data, "config": config}
+    namespace = {"keras": keras, "np": np, "tf": tf, "data": data, "config": config,
+                 "hashlib": hashlib, "Path": Path}
     exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
     return namespace[name]
 
 
-def test_split_keeps_a_share_of_every_class_in_each_part():
+def files(folder, labels, contents=None):
+    """One small file per label (its bytes `contents[i]`, else its own number)."""
+    paths = []
+    for i, y in enumerate(labels):
+        path = folder / f"{y}_{i}.png"
+        path.write_bytes(str(contents[i] if contents else i).encode())
+        paths.append(str(path))
+    return paths
+
+
+def test_split_keeps_a_share_of_every_class_in_each_part(tmp_path):
     labels = [0] * 10 + [1] * 5 + [2] * 3
-    paths = [f"{y}/{i}.png" for i, y in enumerate(labels)]
+    paths = files(tmp_path, labels)
     (train_paths, train_labels), (val_paths, val_labels) = on_page("split")(paths, labels, 0.2)
     assert np.bincount(val_labels).tolist() == [2, 1, 1]  # at least one per class
     assert np.bincount(train_labels).tolist() == [8, 4, 2]
     assert sorted(train_paths + val_paths) == sorted(paths)  # each picture in one part only
     for part, part_labels in [(train_paths, train_labels), (val_paths, val_labels)]:
-        assert all(p.startswith(f"{y}/") for p, y in zip(part, part_labels, strict=True))
+        assert all(Path(p).name.startswith(f"{y}_") for p, y in zip(part, part_labels, strict=True))
 
 
-def test_split_refuses_a_class_with_one_picture():
-    with pytest.raises(ValueError, match="Class 1 has 1 picture.*at least two"):
-        on_page("split")(["a", "b", "c"], [0, 0, 1], 0.2)
+def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
+    """An album exported twice: 8 pictures, 4 of them stored twice, shuffled by the loader."""
+    contents = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3]
+    order = [8, 0, 5, 1, 9, 2, 10, 6, 3, 11, 4, 7]
+    labels = [0] * 12
+    paths = [p for _, p in sorted(zip(order, files(tmp_path, labels, contents)))]
+    (train, _), (validation, _) = on_page("split")(paths, labels, 0.25)
+    assert sorted(train + validation) == sorted(paths)
+    bytes_of = {p: Path(p).read_bytes() for p in paths}
+    assert not {bytes_of[p] for p in validation} & {bytes_of[p] for p in train}
+    assert len({bytes_of[p] for p in validation}) == 2  # a quarter of 8 different pictures
+
+
+def test_split_refuses_a_class_with_one_picture(tmp_path):
+    with pytest.raises(ValueError, match="Class 1 has 1 different picture.*at least two"):
+        on_page("split")(files(tmp_path, [0, 0, 1]), [0, 0, 1], 0.2)
+    copies = files(tmp_path, [0, 0, 1, 1], contents=[0, 1, 2, 2])  # class 1: one picture, twice
+    with pytest.raises(ValueError, match="Class 1 has 1 different picture"):
+        on_page("split")(copies, [0, 0, 1, 1], 0.2)
 
 
 def colour_detector():
