@@ -15,8 +15,8 @@ def exercises():
             worked="a. Each step computes fewer pictures per worker (a quarter of the sample "
             "profile's 32), but the all-reduce still moves all the gradients: t₁ shrinks, "
             "t_AR stays, the efficiency falls. Set job['per_worker_batch'] = 8 and run the one- "
-            "and two-worker cells and the model's cells again: they print whether the "
-            "measurement follows."),
+            "and two-worker cells and the deep dive's model cells again: they print whether "
+            "the measurement follows."),
         Exercise("10", 2, choice("a", {
             "b": "every worker writes its own checkpoint; the restart reads them, whichever "
                  "worker died.",
