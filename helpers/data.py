@@ -31,11 +31,11 @@ from . import config, models
 from .config import sample_path, source
 
 __all__ = ["ImageReport", "PillowBatches", "cats_dogs", "cats_dogs_files", "check_image",
-           "check_images", "cifar10", "decode_picture", "exif_orientation", "image_pipeline",
-           "imdb", "is_hidden", "keras2_picture", "keras2_transform", "labelled_files",
-           "load_pictures", "mnist", "mnist_arrays", "need_memory", "plural", "printable",
-           "read_cifar_bin", "read_idx", "read_picture", "read_text", "sample_pictures",
-           "shakespeare", "shown", "unused_line"]
+           "check_images", "cifar10", "data_folder", "decode_picture", "exif_orientation",
+           "image_pipeline", "imdb", "is_hidden", "keras2_picture", "keras2_transform",
+           "labelled_files", "load_pictures", "mnist", "mnist_arrays", "need_memory", "plural",
+           "printable", "read_cifar_bin", "read_idx", "read_picture", "read_text",
+           "sample_pictures", "shakespeare", "shown", "unused_line"]
 
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
@@ -660,7 +660,7 @@ def labelled_files(root, limit=None, seed=config.SEED, training=None, classes=No
     class folder, the counts and every file not used (notebook 04). `classes`: the folder names in
     label order (default: sorted), `meanings` beside them. `training`: {digest: path} of training
     pictures, left out here (they would flatter the accuracy)."""
-    root = Path(root)
+    root = data_folder(root)
     paths, labels, classes, digests, stats = _read_classes(root, classes)
     _name_duplicates(root, paths, labels, digests)
     both = [p for p in paths if digests[p] in (training or {})]
@@ -728,15 +728,50 @@ def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.S
     return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
 
+def data_folder(root):
+    """`root` as a folder to read pictures from, `~` expanded; a clear error when it is none: a
+    path that does not exist (with the nearest folder that does), a .zip not yet extracted, a
+    file."""
+    root = Path(os.path.expanduser(os.fspath(root)))
+    if root.is_dir():
+        return root
+    if root.is_file():
+        if root.suffix.lower() in (".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"):
+            raise NotADirectoryError(
+                f"{shown(root)} is an archive, not a folder: extract it first (python -m "
+                f"zipfile -e '{shown(root)}' '{shown(root.with_suffix(''))}' for a .zip), then "
+                "give the extracted folder.")
+        raise NotADirectoryError(f"{shown(root)} is a file, not a folder of pictures.")
+    parent = next((p for p in root.parents if p.is_dir()), None)
+    near = ""
+    if parent is not None:
+        names = sorted(p.name for p in parent.iterdir() if p.is_dir() and not is_hidden(p.name))
+        near = (f" The nearest folder that exists is {shown(parent)}"
+                + (f", which holds {', '.join(n + '/' for n in names[:8])}" if names else "")
+                + ".")
+    raise FileNotFoundError(f"{shown(root)} does not exist.{near} Check the spelling.")
+
+
 def _split_folder(root, split):
     """The folder of one split in a cat/dog folder: training_set/test_set or train/validation."""
+    root = data_folder(root)
     for name in CATS_DOGS_SPLITS[split]:
-        if (Path(root) / name).is_dir():
-            return Path(root) / name
+        if (root / name).is_dir():
+            return root / name
     names = " or ".join(f"{name}/" for name in CATS_DOGS_SPLITS[split])
+    classes = [n.casefold() for n in _class_names(root)]
+    if {"cat", "dog"} <= set(classes) or {"cats", "dogs"} <= set(classes):
+        hint = (" It holds the classes themselves, without a split (as Kaggle's PetImages/ "
+                "does): use COURSE_PROFILE=full, whose reader splits PetImages/ as the tutorial "
+                "did, or make the tutorial's split (README: 'Your own copy of the tutorial's "
+                "cat/dog photos').")
+    else:
+        below = [p for p in sorted(root.iterdir()) if p.is_dir()
+                 and any((p / n).is_dir() for n in CATS_DOGS_SPLITS[split])]
+        hint = (f" The split is one level down: use {shown(below[0])}." if below else "")
     raise FileNotFoundError(
-        f"{root} has no {names} folder for the {split} pictures. A cat/dog folder holds "
-        "training_set/ and test_set/ (the tutorial's layout) or train/ and validation/, "
+        f"{shown(root)} has no {names} folder for the {split} pictures.{hint} A cat/dog folder "
+        "holds training_set/ and test_set/ (the tutorial's layout) or train/ and validation/, "
         "each with one sub-folder per class (cats/, dogs/).")
 
 

@@ -454,3 +454,35 @@ def test_kaggles_unsplit_folder_keeps_a_picture_chosen_for_training_out_of_valid
     assert "not used for validation: 1 picture also chosen for training" in capsys.readouterr().out
     train, labels, classes = data.cats_dogs_files("train")
     assert classes == ["Cat", "Dog"] and sorted(labels) == [0] * 4 + [1] * 4
+
+
+def two_classes(folder, names=("cats", "dogs")):
+    for i, name in enumerate(names):
+        write_jpeg(folder / name / f"{i}.jpg", seed=i)
+    return folder
+
+
+def test_a_root_that_is_no_folder_says_what_it_is(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    two_classes(tmp_path / "pets")
+    assert data.labelled_files("~/pets")[2] == ["cats", "dogs"]  # %env leaves ~ as it is
+    with pytest.raises(FileNotFoundError, match=r"petz does not exist\. The nearest folder that "
+                       r"exists is .*, which holds pets/\. Check the spelling"):
+        data.labelled_files(tmp_path / "petz")
+    archive = shutil.make_archive(str(tmp_path / "pictures"), "zip", tmp_path / "pets")
+    with pytest.raises(NotADirectoryError, match=r"pictures\.zip is an archive.*extract it first"):
+        data.labelled_files(archive)
+    with pytest.raises(NotADirectoryError, match="0.jpg is a file, not a folder"):
+        data.labelled_files(tmp_path / "pets" / "cats" / "0.jpg")
+
+
+def test_a_cat_dog_root_without_its_split_says_what_it_holds(tmp_path):
+    two_classes(tmp_path / "PetImages", ("Cat", "Dog"))  # Kaggle's, not split
+    with pytest.raises(FileNotFoundError, match="without a split.*PetImages.*COURSE_PROFILE=full"):
+        data.cats_dogs_files("train", tmp_path / "PetImages")
+    for split in ("train", "validation"):  # keras.utils.get_file(extract=True): one level down
+        two_classes(tmp_path / "download" / "cats_and_dogs_filtered" / split)
+    with pytest.raises(FileNotFoundError, match=r"one level down: use .*cats_and_dogs_filtered"):
+        data.cats_dogs_files("train", tmp_path / "download")
+    paths, _, _ = data.cats_dogs_files("train", tmp_path / "download" / "cats_and_dogs_filtered")
+    assert len(paths) == 2
