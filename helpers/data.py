@@ -41,7 +41,7 @@ __all__ = ["ImageReport", "PillowBatches", "cats_dogs", "cats_dogs_files", "chec
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 # .jfif: the name Windows browsers give a saved JPEG
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
-CHECK_VERSION = 4  # raise it when check_image changes: cached verdicts are then redone
+CHECK_VERSION = 5  # raise it when check_image changes: cached verdicts are then redone
 # Most pixels decoded from one file (decompression bombs): a larger JPEG (a 48-200 MP phone photo)
 # is decoded at 1/2, 1/4 or 1/8 scale to stay under it; other larger pictures are refused.
 MAX_PIXELS = 40_000_000
@@ -314,6 +314,13 @@ def _pillow_orientation(im):
         return None
 
 
+def _bmp_bits(path):
+    """Bits per pixel in a BMP's header (after the 14-byte file header, at offset 28)."""
+    with open(path, "rb") as f:
+        head = f.read(30)
+    return int.from_bytes(head[28:30], "little") if len(head) == 30 else None
+
+
 def check_image(path):
     """(ok, reason or note) for one file, decoded whole by Pillow and by the pipeline's decoder
     (notebook 06)."""
@@ -354,6 +361,10 @@ def check_image(path):
     if refused:
         return False, (f"a {fmt} file (mode {mode}) that TensorFlow's decoder refuses "
                        f"({refused}); convert it to JPEG or PNG")
+    if fmt == "BMP" and not alpha and _bmp_bits(path) == 32:
+        return False, ("a 32-bit BMP whose fourth byte is padding, which TensorFlow's decoder "
+                       "reads as transparency (the picture would be a white square); convert "
+                       "it to PNG or JPEG")
     if fmt == "BMP" and mode == "P":
         return False, ("a BMP with a colour palette, which TensorFlow's decoder reads as gray "
                        "levels; convert it to PNG or JPEG")
@@ -593,6 +604,11 @@ def _read_classes(root, classes=None):
                   f"{MAX_PIXELS:,} pixels, decoded at a reduced scale to stay under it: "
                   + ", ".join(f"{printable(p.name)} ({size} at {scale})"
                               for p, (size, scale) in large[:3]) + ", ..." * (len(large) > 3))
+        other = [(p, n) for p, n in report.notes if "above the limit" not in n]
+        if other:  # every note the check made on a kept picture, said where it is kept
+            print(f"{shown(root / name)}: {plural(len(other), 'picture')} used with a note: "
+                  + "; ".join(f"{printable(p.name)} ({n})" for p, n in other[:3])
+                  + "; ..." * (len(other) > 3))
         if not report.good:
             raise ValueError(f"Class folder {root / name} has no usable images.")
         paths += [str(p) for p in report.good]

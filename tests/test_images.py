@@ -356,6 +356,40 @@ def test_a_palette_bmp_is_refused_and_a_transparent_gif_is_named(tmp_path):
     assert data.read_picture(str(tmp_path / "logo.gif"), (10, 10)).numpy()[:, :4].max() < 5
 
 
+def bmp_32bit(path, rgb):
+    """A 32-bit BMP as Windows' Paint and many scanners write it: BI_RGB, each pixel B, G, R and
+    a fourth byte of padding (0), rows bottom-up."""
+    height, width, _ = rgb.shape
+    pixels = np.concatenate([rgb[::-1, :, ::-1], np.zeros((height, width, 1), np.uint8)], -1)
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 32, 0, pixels.nbytes, 2835, 2835,
+                       0, 0)
+    path.write_bytes(b"BM" + struct.pack("<IHHI", 54 + pixels.nbytes, 0, 0, 54) + info
+                     + pixels.tobytes())
+
+
+def test_a_32_bit_bmp_is_refused_by_name_not_read_as_a_white_square(tmp_path):
+    rgb = np.zeros((8, 8, 3), np.uint8)
+    rgb[:, :4] = [200, 30, 30]
+    bmp_32bit(tmp_path / "scan.bmp", rgb)
+    assert Image.open(tmp_path / "scan.bmp").mode == "RGB"  # as Pillow, and a viewer, show it
+    ok, why = data.check_image(tmp_path / "scan.bmp")
+    assert not ok and "32-bit BMP whose fourth byte is padding" in why
+
+
+def test_a_kept_picture_with_a_note_is_named_by_the_loader(tmp_path, capsys):
+    rgb = np.zeros((10, 10, 3), np.uint8)
+    rgb[:, 5:] = [200, 30, 30]
+    for folder in ("logos", "photos"):
+        (tmp_path / folder).mkdir()
+    gif = Image.fromarray(rgb).quantize(2)
+    gif.save(tmp_path / "logos" / "logo.gif", transparency=gif.getpixel((0, 0)))
+    Image.fromarray(rgb).save(tmp_path / "logos" / "plain.png")
+    Image.fromarray(255 - rgb).save(tmp_path / "photos" / "a.png")
+    data.labelled_files(tmp_path)
+    assert ("logos: 1 picture used with a note: logo.gif (transparent parts become black"
+            in capsys.readouterr().out)
+
+
 def test_an_animated_webp_is_refused_with_its_reason(tmp_path):
     rgb = np.random.default_rng(7).integers(0, 255, (20, 30, 3), dtype=np.uint8)
     frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
