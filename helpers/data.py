@@ -41,7 +41,7 @@ __all__ = ["ImageReport", "PillowBatches", "cats_dogs", "cats_dogs_files", "chec
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 # .jfif: the name Windows browsers give a saved JPEG
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
-CHECK_VERSION = 5  # raise it when check_image changes: cached verdicts are then redone
+CHECK_VERSION = 6  # raise it when check_image changes: cached verdicts are then redone
 # Most pixels decoded from one file (decompression bombs): a larger JPEG (a 48-200 MP phone photo)
 # is decoded at 1/2, 1/4 or 1/8 scale to stay under it; other larger pictures are refused.
 MAX_PIXELS = 40_000_000
@@ -63,7 +63,7 @@ class ImageReport:
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
     unused: list = field(default_factory=list)  # files that are no pictures (by name)
     hidden: list = field(default_factory=list)  # (hidden folder, files in it): not entered
-    digests: dict = field(default_factory=dict)  # path -> digest of the content (good files)
+    digests: dict = field(default_factory=dict)  # path -> digest of its pixels (good files)
     decoded: int = 0  # files decoded now (the others had an up-to-date verdict in the cache)
     seconds: float = 0.0  # time the check took
 
@@ -324,6 +324,13 @@ def _bmp_bits(path):
 def check_image(path):
     """(ok, reason or note) for one file, decoded whole by Pillow and by the pipeline's decoder
     (notebook 06)."""
+    return _check_image(path)[:2]
+
+
+def _check_image(path):
+    """check_image's (ok, reason or note), and for a usable picture the digest of what it shows:
+    its size, its decoded pixels and its EXIF orientation. Two files with one digest are copies
+    of one picture, whatever their bytes (a comment added, saved again as PNG)."""
     path = Path(path)
     try:
         str(path).encode("utf-8")
@@ -346,6 +353,8 @@ def check_image(path):
                 if scale > 1:  # decoded at 1/2 to 1/8 scale, as the pipeline does
                     im.draft(im.mode, (-(-size[0] // scale), -(-size[1] // scale)))
                 im.load()
+                shown_pixels = hashlib.blake2b(f"{im.size}".encode(), digest_size=16)
+                shown_pixels.update(im.convert("RGBA" if alpha else "RGB").tobytes())
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as e:
         return False, f"refused as a decompression bomb ({e})"
     except Image.UnidentifiedImageError:
@@ -386,7 +395,8 @@ def check_image(path):
         notes.append(f"mode {mode} is converted to RGB")
     if frames > 1:
         notes.append(f"animated ({frames} frames): the first frame is used")
-    return True, "; ".join(notes)
+    shown_pixels.update(bytes([turned]))
+    return True, "; ".join(notes), shown_pixels.hexdigest()
 
 
 def _inside(path, folder):
@@ -506,8 +516,7 @@ def check_images(folder, root=None):
         if old.get(key, [None])[:2] == stamp:
             ok, message, digest = old[key][2:]
         else:
-            ok, message = check_image(path)
-            digest = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest() if ok else None
+            ok, message, digest = (*_check_image(path), None)[:3]  # digest: its pixels
             report.decoded += 1
         verdicts[key] = [*stamp, ok, message, digest]
         if ok:
@@ -627,8 +636,8 @@ def _read_classes(root, classes=None):
 
 
 def _name_duplicates(root, paths, labels, digests):
-    """Print the pictures stored more than once (equal bytes): copies in one class are all
-    used; a picture in two classes has one wrong label."""
+    """Print the pictures stored more than once (equal pixels, whatever the bytes): copies in
+    one class are all used; a picture in two classes has one wrong label."""
     same = defaultdict(list)
     for path, label in zip(paths, labels):
         same[digests[path]].append((path, label))
@@ -637,7 +646,7 @@ def _name_duplicates(root, paths, labels, digests):
     copies = [[p for p, _ in g] for g in groups if len({y for _, y in g}) == 1]
     if copies:
         print(f"{shown(root)}: {plural(len(copies), 'picture')} stored more than once in one "
-              f"class (same bytes; each copy is used): {_examples(copies, root)}")
+              f"class (the same pixels; each copy is used): {_examples(copies, root)}")
     if clashing:
         print(f"{shown(root)}: {plural(len(clashing), 'picture')} in two classes at once, so "
               f"one copy has the wrong label (both are used; delete the wrong one): "

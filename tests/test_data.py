@@ -418,7 +418,7 @@ def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is
     paths, _, _ = data.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert len(paths) == 5
-    assert "1 picture stored more than once in one class (same bytes; each copy is used): " \
+    assert "1 picture stored more than once in one class (the same pixels; each copy is used): " \
            "cats/a (1).jpg = cats/a.jpg" in out
     assert "1 picture in two classes at once, so one copy has the wrong label" in out
     assert "cats/b.jpg = dogs/b.jpg" in out

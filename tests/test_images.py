@@ -342,6 +342,48 @@ def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(tmp_pat
         assert len(digests) == 3 and len(set(digests.values())) == 2
 
 
+def test_copies_by_pixels_are_copies_whatever_their_bytes(tmp_path, monkeypatch):
+    """A comment segment added, the same pixels saved as PNG: one picture, one digest; turned
+    by EXIF, or one pixel changed, it is another picture."""
+    from helpers import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    a = write_jpeg(tmp_path / "pics" / "a.jpg")
+    comment = b"holiday 2025"  # a COM segment after the start marker: the same coded pixels
+    (tmp_path / "pics" / "a_comment.jpg").write_bytes(
+        a.read_bytes()[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment
+        + a.read_bytes()[2:])
+    with Image.open(a) as im:
+        pixels = np.asarray(im.convert("RGB"))
+        Image.fromarray(pixels).save(tmp_path / "pics" / "a_again.png")
+        exif = Image.Exif()
+        exif[0x0112] = 3  # shown upside down
+        Image.fromarray(pixels).save(tmp_path / "pics" / "a_turned.png", exif=exif)
+        other = pixels.copy()
+        other[0, 0] ^= 1
+        Image.fromarray(other).save(tmp_path / "pics" / "a_one_pixel.png")
+    assert (tmp_path / "pics" / "a_comment.jpg").read_bytes() != a.read_bytes()
+    digests = {p.name: d for p, d in data.check_images(tmp_path / "pics").digests.items()}
+    assert digests["a_comment.jpg"] == digests["a_again.png"] == digests["a.jpg"]
+    assert len({digests["a.jpg"], digests["a_turned.png"], digests["a_one_pixel.png"]}) == 3
+
+
+def test_a_validation_picture_with_the_pixels_of_a_training_one_is_left_out(tmp_path, capsys):
+    root = tmp_path / "pets"
+    for split in ("train", "validation"):
+        for i, animal in enumerate(("cats", "dogs")):
+            for j in range(2):
+                write_jpeg(root / split / animal / f"{j}.jpg", seed=10 * i + j + 100 * (
+                    split == "validation"))
+    with Image.open(root / "train" / "cats" / "0.jpg") as im:  # saved again, as PNG
+        im.convert("RGB").save(root / "validation" / "cats" / "resaved.png")
+    paths, _, _ = data.cats_dogs_files("validation", root)
+    assert len(paths) == 4 and not any(p.endswith("resaved.png") for p in paths)
+    out = capsys.readouterr().out
+    assert "not used: 1 picture also among the training pictures" in out
+    assert "resaved.png = " in out
+
+
 def test_a_palette_bmp_is_refused_and_a_transparent_gif_is_named(tmp_path):
     rgb = np.zeros((10, 10, 3), np.uint8)
     rgb[:, :5], rgb[:, 5:] = [20, 200, 20], [200, 30, 30]
