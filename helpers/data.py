@@ -33,9 +33,9 @@ from .config import sample_path, source
 __all__ = ["ImageReport", "PillowBatches", "cats_dogs", "cats_dogs_files", "check_image",
            "check_images", "cifar10", "data_folder", "decode_picture", "exif_orientation",
            "image_pipeline", "imdb", "is_hidden", "keras2_picture", "keras2_transform",
-           "labelled_files", "load_pictures", "mnist", "mnist_arrays", "need_memory", "plural",
-           "printable", "read_cifar_bin", "read_idx", "read_picture", "read_text",
-           "sample_pictures", "shakespeare", "shown", "unused_line"]
+           "labelled_files", "load_pictures", "mnist", "mnist_arrays", "need_memory",
+           "picture_digests", "plural", "printable", "read_cifar_bin", "read_idx", "read_picture",
+           "read_text", "sample_pictures", "shakespeare", "shown", "unused_line"]
 
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
@@ -577,16 +577,6 @@ def _checked(root, classes=None):
     if len(classes) < 2:
         raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
                          f"found {classes or 'none'}.")
-    twins = defaultdict(list)
-    for name in classes:  # Horse/ and horse/ (or é composed and not): one class, two labels
-        twins[unicodedata.normalize("NFC", name).casefold()].append(name)
-    twins = [names for names in twins.values() if len(names) > 1]
-    if twins:
-        pairs = "; ".join(" and ".join(f"{n}/" for n in names) for names in twins)
-        raise ValueError(f"{shown(root)}: {pairs} differ only in upper and lower case (or in "
-                         "how an accent is stored), so they would be two classes with two "
-                         "labels for one kind of picture. Move the pictures of one into the "
-                         "other and delete the empty folder.")
     for name in classes:
         folder = Path(root) / name
         if folder.is_dir() and not os.access(folder, os.R_OK | os.X_OK):
@@ -596,12 +586,32 @@ def _checked(root, classes=None):
     return classes, [check_images(Path(root) / name, root) for name in classes]
 
 
+def _one_class_per_name(root, folders):
+    """(class names, {folder: label}): folders whose names differ only in case or in how an
+    accent is stored (Horse/ and horse/) are one class, named by the first; says so."""
+    same = defaultdict(list)
+    for name in folders:
+        same[unicodedata.normalize("NFC", name).casefold()].append(name)
+    for names in same.values():
+        if len(names) > 1:
+            print(f"{shown(root)}: {' and '.join(f'{n}/' for n in names)} differ only in upper "
+                  f"and lower case (or in how an accent is stored): read as one class, "
+                  f"'{names[0]}'. To keep them apart, give them different names.")
+    if len(same) < 2:
+        raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); found "
+                         f"{folders}, one class.")
+    label_of = {name: label for label, names in enumerate(same.values()) for name in names}
+    return [names[0] for names in same.values()], label_of
+
+
 def _read_classes(root, classes=None):
     """(paths, labels, classes, digests, what the check did) of the usable pictures in class
     folders; prints every file and folder not used, and why."""
-    classes, reports = _checked(root, classes)
+    folders, reports = _checked(root, classes)
+    classes, label_of = _one_class_per_name(root, folders)
     paths, labels, digests = [], [], {}
-    for label, (name, report) in enumerate(zip(classes, reports)):
+    for name, report in zip(folders, reports):
+        label = label_of[name]
         for path, why in report.bad:
             print(f"Skipped {shown(path)}: {why}")
         if report.unused or report.hidden:
@@ -618,12 +628,13 @@ def _read_classes(root, classes=None):
             print(f"{shown(root / name)}: {plural(len(other), 'picture')} used with a note: "
                   + "; ".join(f"{printable(p.name)} ({n})" for p, n in other[:3])
                   + "; ..." * (len(other) > 3))
-        if not report.good:
-            raise ValueError(f"Class folder {root / name} has no usable images.")
         paths += [str(p) for p in report.good]
         labels += [label] * len(report.good)
         digests.update({str(p): d for p, d in report.digests.items()})
-    outside = sorted(p.name + "/" * p.is_dir() for p in root.iterdir() if p.name not in classes)
+    for label, name in enumerate(classes):
+        if label not in labels:
+            raise ValueError(f"Class folder {root / name} has no usable images.")
+    outside = sorted(p.name + "/" * p.is_dir() for p in root.iterdir() if p.name not in folders)
     if outside:
         print(f"{shown(root)}: not used: {', '.join(outside[:5])}{', ...' * (len(outside) > 5)} "
               "(outside the class folders, or hidden); a picture is read only inside its "
@@ -713,6 +724,13 @@ def _none_left(root, classes, labels, order, why):
         names = ", ".join(f"{shown(root / classes[y])}/" for y in empty)
         raise ValueError(f"No pictures left in {names}: its usable pictures {why}. A network "
                          "cannot learn a class it never sees, nor be measured on one.")
+
+
+def picture_digests(root):
+    """{path: digest of what the picture shows (size, pixels, orientation)} of every usable
+    picture in the class folders of `root`, from the check's cache (notebook 12): two files
+    with one digest are copies of one picture, whatever their bytes."""
+    return _digests(data_folder(root))
 
 
 def _digests(root, classes=None):

@@ -12,6 +12,7 @@ from helpers import config, data, models
 import numpy as np
 import pytest
 from conftest import write_jpeg
+from PIL import Image
 
 SHARED = config.ROOT.parent / "shared" / "data"
 
@@ -247,14 +248,39 @@ def test_empty_class_is_named(tmp_path):
         data.labelled_files(tmp_path)
 
 
-def test_class_folders_equal_but_for_case_or_accent_form_are_refused(tmp_path):
+def test_class_folders_equal_but_for_case_or_accent_form_are_one_class(tmp_path, capsys):
     for i, name in enumerate(["Horse", "horse", "cow", "Cafe\u0301", "Caf\u00e9"]):
         write_jpeg(tmp_path / name / f"{i}.jpg", seed=i)
-    with pytest.raises(ValueError, match=r"Caf\S+ and Caf\S+; Horse/ and horse/ differ only"):
-        data.labelled_files(tmp_path)
-    for name in ["horse", "Caf\u00e9"]:
+    paths, labels, classes = data.labelled_files(tmp_path)
+    out = capsys.readouterr().out
+    assert classes == ["Cafe\u0301", "Horse", "cow"]
+    assert "Horse/ and horse/ differ only in upper and lower case" in out
+    assert "read as one class, 'Horse'" in out
+    folder_of = {Path(p).parent.name: y for p, y in zip(paths, labels, strict=True)}
+    assert folder_of["Horse"] == folder_of["horse"] == 1
+    assert folder_of["Cafe\u0301"] == folder_of["Caf\u00e9"] == 0 and folder_of["cow"] == 2
+    for name in ["horse", "Caf\u00e9"]:  # apart again: nothing said, the same labels
         shutil.rmtree(tmp_path / name)
     assert data.labelled_files(tmp_path)[2] == ["Cafe\u0301", "Horse", "cow"]
+    assert "differ only" not in capsys.readouterr().out
+
+
+def test_two_folders_of_one_name_are_one_class_and_refused(tmp_path):
+    write_jpeg(tmp_path / "Horse" / "a.jpg")
+    write_jpeg(tmp_path / "horse" / "b.jpg", seed=1)
+    with pytest.raises(ValueError, match=r"one sub-folder per class.*one class"):
+        data.labelled_files(tmp_path)
+
+
+def test_picture_digests_find_copies_whatever_their_bytes(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    write_jpeg(tmp_path / "dogs" / "b.jpg", seed=1)
+    with Image.open(tmp_path / "cats" / "a.jpg") as im:
+        im.save(tmp_path / "cats" / "a_again.png")  # the same pixels, other bytes
+    digest = data.picture_digests(tmp_path)
+    a, again = (str(tmp_path / "cats" / name) for name in ("a.jpg", "a_again.png"))
+    assert digest[a] == digest[again]
+    assert digest[a] != digest[str(tmp_path / "dogs" / "b.jpg")]
 
 
 def test_a_folder_that_cannot_be_listed_is_named_not_skipped_silently(tmp_path, monkeypatch,

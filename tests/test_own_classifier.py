@@ -11,6 +11,7 @@ import numpy as np
 import page_source
 import pytest
 import tensorflow as tf
+from conftest import write_jpeg
 from PIL import Image
 
 NOTEBOOK = "12_your_own_classifier"
@@ -19,7 +20,7 @@ NOTEBOOK = "12_your_own_classifier"
 def on_page(name):
     """Notebook 12's `def name`, with the names its page imports."""
     namespace = {"keras": keras, "np": np, "tf": tf, "data": data, "config": config,
-                 "hashlib": hashlib, "Path": Path}
+                 "Path": Path}
     exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
     return namespace[name]
 
@@ -34,10 +35,17 @@ def files(folder, labels, contents=None):
     return paths
 
 
+def split(paths, labels, share):
+    """Notebook 12's split, the pictures' digests standing in for the check's (equal bytes:
+    the same digest)."""
+    digests = {p: hashlib.blake2b(Path(p).read_bytes()).digest() for p in paths}
+    return on_page("split")(paths, labels, share, digests)
+
+
 def test_split_keeps_a_share_of_every_class_in_each_part(tmp_path):
     labels = [0] * 10 + [1] * 5 + [2] * 3
     paths = files(tmp_path, labels)
-    (train_paths, train_labels), (val_paths, val_labels) = on_page("split")(paths, labels, 0.2)
+    (train_paths, train_labels), (val_paths, val_labels) = split(paths, labels, 0.2)
     assert np.bincount(val_labels).tolist() == [2, 1, 1]  # at least one per class
     assert np.bincount(train_labels).tolist() == [8, 4, 2]
     assert sorted(train_paths + val_paths) == sorted(paths)  # each picture in one part only
@@ -51,7 +59,7 @@ def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
     order = [8, 0, 5, 1, 9, 2, 10, 6, 3, 11, 4, 7]
     labels = [0] * 12
     paths = [p for _, p in sorted(zip(order, files(tmp_path, labels, contents)))]
-    (train, _), (validation, _) = on_page("split")(paths, labels, 0.25)
+    (train, _), (validation, _) = split(paths, labels, 0.25)
     assert sorted(train + validation) == sorted(paths)
     bytes_of = {p: Path(p).read_bytes() for p in paths}
     assert not {bytes_of[p] for p in validation} & {bytes_of[p] for p in train}
@@ -60,10 +68,33 @@ def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
 
 def test_split_refuses_a_class_with_one_picture(tmp_path):
     with pytest.raises(ValueError, match="Class 1 has 1 different picture.*at least two"):
-        on_page("split")(files(tmp_path, [0, 0, 1]), [0, 0, 1], 0.2)
+        split(files(tmp_path, [0, 0, 1]), [0, 0, 1], 0.2)
     copies = files(tmp_path, [0, 0, 1, 1], contents=[0, 1, 2, 2])  # class 1: one picture, twice
     with pytest.raises(ValueError, match="Class 1 has 1 different picture"):
-        on_page("split")(copies, [0, 0, 1, 1], 0.2)
+        split(copies, [0, 0, 1, 1], 0.2)
+
+
+def test_a_folder_with_copies_and_a_class_named_twice_is_read_as_the_page_reads_it(tmp_path,
+                                                                                    capsys):
+    """Notebook 12's first steps on real pictures: horse/ beside Horse/, an album exported
+    twice (the same files under other names) and a picture saved again as PNG."""
+    for i in range(6):
+        for name, seed in [("cat", i), ("Horse" if i % 2 else "horse", 10 + i)]:
+            write_jpeg(tmp_path / name / f"{name}_{i}.jpg", seed=seed)
+    for i in range(3):  # the album's second export: byte copies
+        (tmp_path / "cat" / f"copy_{i}.jpg").write_bytes((tmp_path / "cat" / f"cat_{i}.jpg")
+                                                         .read_bytes())
+    with Image.open(tmp_path / "horse" / "horse_0.jpg") as im:
+        im.save(tmp_path / "horse" / "horse_0_again.png")  # the same pixels, other bytes
+    paths, labels, classes = data.labelled_files(tmp_path)
+    out = capsys.readouterr().out
+    assert classes == ["Horse", "cat"] and np.bincount(labels).tolist() == [7, 9]
+    assert "Horse/ and horse/ differ only in upper and lower case" in out
+    assert "4 pictures stored more than once in one class" in out
+    digests = data.picture_digests(tmp_path)
+    (train, _), (validation, _) = on_page("split")(paths, labels, 0.4, digests)
+    assert sorted(train + validation) == sorted(paths)
+    assert not {digests[p] for p in validation} & {digests[p] for p in train}
 
 
 def colour_detector():
