@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from helpers import config, data, models
@@ -305,16 +306,46 @@ def test_a_folder_that_cannot_be_listed_is_named_not_skipped_silently(tmp_path, 
     assert "dogs/private: cannot be read (Permission denied); its pictures are not used" in out
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a folder whatever its permissions")
-def test_a_class_folder_without_permission_is_named(tmp_path):
-    write_jpeg(tmp_path / "cats" / "a.jpg")
-    write_jpeg(tmp_path / "dogs" / "b.jpg", seed=1)
-    (tmp_path / "dogs").chmod(0)
-    try:
-        with pytest.raises(ValueError, match="dogs cannot be read: permission denied"):
-            data.labelled_files(tmp_path)
-    finally:
-        (tmp_path / "dogs").chmod(0o755)
+def without_root(code, folder):
+    """Run `code` (which reads sys.argv[1]) in a Python that cannot pass permissions: as this
+    user when it is not root, else as `nobody` (root reads every folder whatever its mode)."""
+    if os.geteuid() != 0:
+        return subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True,
+                              text=True, timeout=600)
+    home = folder.parent / "home"  # for its cache: a fresh check, as the user's first
+    home.mkdir(exist_ok=True)
+    home.chmod(0o777)
+    folder.parent.chmod(0o755)  # the folders below keep the modes the test gives them
+    env = dict(os.environ, HOME=str(home), MPLCONFIGDIR=str(home), COURSE_CACHE=str(home))
+    if not shutil.which("setpriv"):
+        pytest.skip("root reads every folder, and there is no setpriv to run as another user")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return subprocess.run([*nobody, sys.executable, "-c", code, str(folder)], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.processes
+def test_folders_without_permission_are_named_by_a_user_who_cannot_read_them():
+    """chmod 000 on a class folder, then on a subfolder, read by a user without root's
+    override: the class folder is refused by name, the subfolder named and skipped."""
+    with tempfile.TemporaryDirectory() as top:
+        folder = Path(top) / "pets"
+        write_jpeg(folder / "cats" / "a.jpg")
+        write_jpeg(folder / "dogs" / "b.jpg", seed=1)
+        write_jpeg(folder / "dogs" / "private" / "c.jpg", seed=2)
+        read = ("import sys\nfrom helpers import data\ntry:\n    print(len(data.labelled_files("
+                "sys.argv[1])[0]))\nexcept ValueError as e:\n    print('refused:', e)")
+        (folder / "dogs").chmod(0)
+        refused = without_root(read, folder)
+        (folder / "dogs").chmod(0o755)
+        (folder / "dogs" / "private").chmod(0)
+        skipped = without_root(read, folder)
+        (folder / "dogs" / "private").chmod(0o755)
+    assert "refused: Class folder" in refused.stdout, refused.stderr[-2000:]
+    assert "dogs cannot be read: permission denied" in refused.stdout
+    assert "dogs/private: cannot be read (Permission denied); its pictures are not used" in (
+        skipped.stdout), skipped.stderr[-2000:]
+    assert skipped.stdout.strip().endswith("2")  # a.jpg and b.jpg, nothing lost unsaid
 
 
 def test_nested_folders_and_non_ascii_names_are_used(tmp_path):
