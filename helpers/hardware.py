@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import psutil
 
@@ -39,6 +40,11 @@ def cpu_info():
                     family = int(value)
     except (OSError, ValueError):
         pass
+    try:  # the highest clock the cores may run at (boost); guests often have no cpufreq
+        top = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").read_text()
+        max_ghz = round(int(top) / 1e6, 2)  # kHz
+    except (OSError, ValueError):
+        max_ghz = None
     return {
         "model": model,
         "physical_cores": psutil.cpu_count(logical=False),
@@ -47,6 +53,7 @@ def cpu_info():
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
         "ghz": mhz and round(mhz / 1000, 2),  # the clock the system reports (boost may differ)
+        "max_ghz": max_ghz,  # the boost clock, where the system reports it
         "family": family,  # x86 CPU family: AMD's 25 is Zen 3 and 4, 26 Zen 5
     }
 
@@ -77,19 +84,32 @@ _FLOP_PER_CYCLE = {"AVX2": (32, None), "AVX-512": (32, None), "AVX-512 bf16": (3
 _FULL_AVX512 = {"AVX-512": (64, None), "AVX-512 bf16": (64, 128)}
 
 
+# The part of the core that does each format's multiplies, by the widest unit: float32 always on
+# the vector unit's FMA (AMX has no float32), bfloat16 on AVX-512 BF16's dot product or AMX's tiles.
+_UNITS = {"AVX2": ("AVX2 FMA", None), "AVX-512": ("AVX-512 FMA", None),
+          "AVX-512 bf16": ("AVX-512 FMA", "AVX-512 BF16 dot product"),
+          "AMX": ("AVX-512 FMA", "AMX tiles")}
+
+
 def theoretical_peaks(info=None):
-    """{"float32": FLOP/s, "bfloat16": FLOP/s or None, "per_cycle": (...), "cores", "ghz", "unit"}:
-    cores x FLOP per cycle x the reported clock; None where the unit or clock is unknown (00)."""
+    """{"float32": FLOP/s, "bfloat16": FLOP/s or None, "per_cycle": (...), "cores", "ghz",
+    "clock" (which clock that is), "units": {dtype: the unit computing it}}: cores x FLOP per
+    cycle x the boost clock where the system reports one, else the clock it reports now; None
+    where the unit or clock is unknown (00)."""
     info = info or cpu_info()
     unit = cpu_kind(info["simd"]) if "fma" in info["simd"] or "amx_bf16" in info["simd"] else None
     full = "intel" in info["model"].lower() or (info.get("family") or 0) >= 26
     per_cycle = (_FULL_AVX512 if full else {}).get(unit, _FLOP_PER_CYCLE.get(unit))
-    cores, ghz = info["usable_cores"] or info["physical_cores"], info.get("ghz")
+    cores, ghz = info["usable_cores"] or info["physical_cores"], info.get("max_ghz")
+    clock = "the boost clock the system reports"
+    if not ghz:
+        ghz, clock = info.get("ghz"), "the clock the system reports now; a boost may be faster"
     if not per_cycle or not cores or not ghz:
         return None
     return {dtype: per * cores * ghz * 1e9 if per else None
             for dtype, per in zip(("float32", "bfloat16"), per_cycle)} | {
-        "per_cycle": per_cycle, "cores": cores, "ghz": ghz, "unit": unit}
+        "per_cycle": per_cycle, "cores": cores, "ghz": ghz, "clock": clock,
+        "units": dict(zip(("float32", "bfloat16"), _UNITS[unit]))}
 
 
 def gpu_datasheet(gpu_name):

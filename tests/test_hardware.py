@@ -106,6 +106,13 @@ def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
                                            "amx_bf16", ghz=2.0, cores=4))
     assert xeon["float32"] == pytest.approx(4 * 64 * 2.0e9)
     assert xeon["bfloat16"] == pytest.approx(4 * 1024 * 2.0e9)
+    # float32 is the vector unit's work even where AMX does bfloat16
+    assert xeon["units"] == {"float32": "AVX-512 FMA", "bfloat16": "AMX tiles"}
+    assert amd["units"] == {"float32": "AVX-512 FMA", "bfloat16": "AVX-512 BF16 dot product"}
+    # the boost clock where the system reports one, and which clock it was
+    boost = hardware.theoretical_peaks(info("AMD EPYC", "avx512f") | {"max_ghz": 3.7})
+    assert boost["float32"] == pytest.approx(2 * 32 * 3.7e9) and "boost" in boost["clock"]
+    assert "a boost may be faster" in amd["clock"]
     assert hardware.theoretical_peaks(info("Intel Core i7", ghz=3.0, cores=1))["bfloat16"] is None
     assert hardware.theoretical_peaks(info("AMD EPYC", ghz=None)) is None  # no clock: no peak
     no_fma = info("old", ghz=2.0)
