@@ -25,13 +25,14 @@ from .timing import first_and_median, step_stats, time_fit, wait_for
 
 __all__ = ["BYTES", "BYTES_PER_PARAMETER", "GPU_RULES", "MODELS", "TRAINING_FLOPS_FACTOR",
            "activation_bytes", "activation_values", "arithmetic_intensity", "attainable",
-           "balance_verdict", "blog_points", "blog_reading", "build", "check_memory",
-           "copy_bandwidth", "datasheet_balance_points", "fixed_bytes",
-           "flops_per_image", "from_survey", "gpu_rules", "growth", "largest_batch",
-           "largest_batches", "layer_roofline_seconds", "limits", "matmul_flops", "measure_memory",
-           "measured", "measured_bandwidth", "measured_peak", "memory_table", "nhwc_vs_nchw",
-           "points", "predict", "predictions", "published_peak", "published_roofs", "reading",
-           "roofs", "run", "save_limits", "share", "speed_now", "summary", "supported_dtypes",
+           "balance_verdict", "blog_points", "blog_reading", "build", "cache_bytes",
+           "check_memory", "compare_intensities", "compulsory_bytes", "copy_bandwidth",
+           "datasheet_balance_points", "fixed_bytes", "flops_per_image", "forward_bytes",
+           "from_survey", "gpu_rules", "growth", "largest_batch", "largest_batches",
+           "layer_roofline_seconds", "limits", "matmul_flops", "measure_memory", "measured",
+           "measured_bandwidth", "measured_peak", "memory_table", "nhwc_vs_nchw", "points",
+           "predict", "predictions", "published_peak", "published_roofs", "reading", "roofs",
+           "run", "save_limits", "share", "speed_now", "summary", "supported_dtypes",
            "synthetic_data", "table", "tensor_core_shapes", "training_bytes", "training_intensity",
            "uint8_vs_float32_copy"]
 
@@ -120,31 +121,45 @@ def flops_per_image(model):
 
 
 def activation_values(model):
-    """How many numbers the layers write for one image (notebook 08)."""
+    """How many numbers the layers write for one image: what training keeps (notebook 08)."""
     return sum(math.prod(layer.output.shape[1:]) for layer in _leaves(model))
 
 
-def arithmetic_intensity(model):
-    """Forward FLOPs per byte of float32 activations written, for one image (notebook 08)."""
-    return flops_per_image(model) / (4 * activation_values(model))
+def arithmetic_intensity(model, batch=32, dtype="float32"):
+    """Forward FLOPs per byte the forward pass moves, per picture at `batch` pictures a step,
+    by the same count as `training_intensity` (its forward touches alone) (notebook 08)."""
+    return flops_per_image(model) / forward_bytes(model, batch, dtype)
 
 
-# The course's count of the memory traffic of one training step (caches ignored, so an upper
-# bound): each activation value is written, read by the next layer, read again by the backward
-# pass, and its gradient written and read (5 touches, at the compute format's bytes); the input
-# is read once; a layer that only reshapes (Flatten) moves nothing; each float32 parameter is
-# read forward and backward and its gradient written (12 bytes), and Adam reads the gradient
-# and reads and writes the weight and both moments (28).
-ACTIVATION_TOUCHES = 5
-BYTES_PER_PARAMETER_STEP = 12 + 28
+# The course's one count of the memory traffic of a step, for inference and training alike,
+# caches ignored (so an estimate: caches keep part of it off the memory bus, and a roof from it
+# bounds nothing). Forward, each activation value is written and read by the next layer (2
+# touches at the compute format's bytes) and each float32 weight read (4 B); backward adds 3
+# touches (the value read again for the weight gradient, its gradient written and read) and 36 B
+# a parameter (the weight read again, its gradient written, then Adam reads the gradient and
+# reads and writes the weight and both moments: 4 + 4 + 28). The input is read once; a layer
+# that only reshapes (Flatten) moves nothing. A training step is both passes: 5 touches, 40 B.
+TOUCHES = {"forward": 2, "backward": 3}
+PARAMETER_BYTES = {"forward": 4, "backward": 36}
+PASSES = tuple(TOUCHES)  # a training step
+ACTIVATION_TOUCHES = sum(TOUCHES.values())
+BYTES_PER_PARAMETER_STEP = sum(PARAMETER_BYTES.values())
 _VALUE_BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "16-bit": 2}
 
 
-def _layer_bytes(layer, batch, value_bytes):
+def _layer_bytes(layer, batch, value_bytes, passes=PASSES):
     if isinstance(layer, (keras.layers.Flatten, keras.layers.Reshape)):
         return 0
-    moved = ACTIVATION_TOUCHES * value_bytes * math.prod(layer.output.shape[1:])
-    return moved + BYTES_PER_PARAMETER_STEP * layer.count_params() / batch
+    touches = sum(TOUCHES[p] for p in passes)
+    per_parameter = sum(PARAMETER_BYTES[p] for p in passes)
+    moved = touches * value_bytes * math.prod(layer.output.shape[1:])
+    return moved + per_parameter * layer.count_params() / batch
+
+
+def _step_bytes(model, batch, dtype, passes):
+    value_bytes = _VALUE_BYTES[dtype]
+    reads = value_bytes * math.prod(model.inputs[0].shape[1:])
+    return reads + sum(_layer_bytes(layer, batch, value_bytes, passes) for layer in _leaves(model))
 
 
 def _layer_flops(layer):
@@ -154,17 +169,74 @@ def _layer_flops(layer):
     return 2 * math.prod(layer.kernel.shape) * math.prod(layer.output.shape[1:-1])
 
 
+def forward_bytes(model, batch, dtype="float32"):
+    """Bytes a forward pass moves per picture at `batch` pictures a step, by the course's count
+    above: the input, each activation written and read, the weights (notebook 08)."""
+    return _step_bytes(model, batch, dtype, ("forward",))
+
+
 def training_bytes(model, batch, dtype="float32"):
     """Bytes one training step moves per picture at `batch` pictures a step, by the course's
-    count above: activations, gradients, weights and Adam's state (notebook 08)."""
-    value_bytes = _VALUE_BYTES[dtype]
-    reads = value_bytes * math.prod(model.inputs[0].shape[1:])
-    return reads + sum(_layer_bytes(layer, batch, value_bytes) for layer in _leaves(model))
+    count above: the forward pass's bytes, then the backward pass's gradients, the weights
+    again and Adam's state (notebook 08)."""
+    return _step_bytes(model, batch, dtype, PASSES)
 
 
 def training_intensity(model, batch, dtype="float32"):
     """Training FLOPs (3x forward) per byte one training step moves, per picture (notebook 08)."""
     return TRAINING_FLOPS_FACTOR * flops_per_image(model) / training_bytes(model, batch, dtype)
+
+
+def compare_intensities(forward, training):
+    """A sentence comparing training intensities with forward ones (lists of equal length,
+    one pair a network), computed from them (notebook 08)."""
+    ratios = [t / f for f, t in zip(forward, training, strict=True)]
+    low, high = min(ratios), max(ratios)
+    word = ("higher" if low > 1 else "lower" if high < 1 else
+            "higher for some networks, lower for others")
+    span = f"{low:.2f}x" if round(low, 2) == round(high, 2) else f"{low:.2f}x to {high:.2f}x"
+    return (f"Training does {TRAINING_FLOPS_FACTOR}x the forward FLOPs and moves "
+            f"{TRAINING_FLOPS_FACTOR / high:.1f}x to {TRAINING_FLOPS_FACTOR / low:.1f}x the "
+            f"forward bytes: its intensity is {span} the forward figure, {word}.")
+
+
+# What must cross the memory bus in every training step whatever the caches keep: Adam reads
+# each trainable float32 weight and its two moments and writes all three back (12 B each way),
+# and the step reads its pictures once (1 B a number at the least: uint8). A cache of C bytes
+# holds at most C of what a step reads when it starts, and at most C of what it wrote is still
+# unwritten when it ends. These bytes are a subset of the count above, so the memory roof at
+# them, with the compute roof, is an upper bound on the speed: no step can beat it.
+STATE_BYTES_PER_PARAMETER = 12
+
+
+def compulsory_bytes(model, batch, cache_bytes=0):
+    """Bytes per picture that must cross the memory bus in each training step at `batch`
+    pictures a step, with caches of `cache_bytes` in all (notebook 08)."""
+    state = STATE_BYTES_PER_PARAMETER * sum(math.prod(w.shape) for w in model.trainable_weights)
+    pictures = batch * math.prod(model.inputs[0].shape[1:])
+    return (max(0, state + pictures - cache_bytes) + max(0, state - cache_bytes)) / batch
+
+
+def cache_bytes(device="cpu:0"):
+    """All of this CPU's caches together (each cache counted once, from Linux's
+    /sys/devices/system/cpu), or None where unknown: another device, another system (notebook
+    08)."""
+    from pathlib import Path
+
+    if not device.startswith("cpu"):
+        return None
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    found = {}
+    for cache in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cache/index[0-9]*"):
+        try:
+            size, level, kind, shared = (
+                (cache / name).read_text().strip()
+                for name in ("size", "level", "type", "shared_cpu_list"))
+        except OSError:
+            continue
+        if kind != "Instruction" and size:
+            found[(level, kind, shared)] = int(size.rstrip("KMG")) * units.get(size[-1], 1)
+    return sum(found.values()) or None
 
 
 def layer_roofline_seconds(model, batch, flops_per_s, bytes_per_s, dtype="float32"):
@@ -633,11 +705,14 @@ def attainable(intensity, flops_per_s, bytes_per_s):
     return min(flops_per_s, intensity * bytes_per_s)
 
 
-def predict(model, device_roofs, dtype="float32", batch=32):
-    """The most training pictures/s the roofline allows `model` on `device_roofs` in `dtype` at
-    `batch` pictures a step, from its training intensity (training_bytes: reads, backward,
-    weights, Adam), with the binding roof, the training FLOPs per picture and the per-layer
-    estimate (each layer at its own roof; caches ignored, so not a bound) (notebook 08)."""
+def predict(model, device_roofs, dtype="float32", batch=32, cache=None):
+    """Two speeds for `model` on `device_roofs` in `dtype` at `batch` pictures a step. The
+    estimate (`pictures_per_s`, `bound`: its binding roof) reads the roofline at the training
+    intensity of the cache-blind count (training_bytes), and per layer
+    (`per_layer_pictures_per_s`); caches can beat its memory roof. The upper bound
+    (`upper_bound`, `upper_bound_roof`) reads it at the compulsory bytes beyond the caches,
+    `cache` bytes (None: `cache_bytes` of a measured CPU, else unknown, so the compute roof
+    alone) (notebook 08)."""
     top = device_roofs["flops_per_s"]
     if dtype not in top:
         raise ValueError(f"{device_roofs['name']} has no {dtype} roof; it has "
@@ -647,9 +722,15 @@ def predict(model, device_roofs, dtype="float32", batch=32):
     work = TRAINING_FLOPS_FACTOR * flops_per_image(model)
     layers = layer_roofline_seconds(model, batch, top[dtype], device_roofs["bytes_per_s"],
                                          dtype)
+    if cache is None and device_roofs.get("kind") == "measured":
+        cache = cache_bytes(device_roofs["name"])
+    must = compulsory_bytes(model, batch, cache) if cache is not None else 0
+    most = attainable(work / must if must else math.inf, top[dtype], device_roofs["bytes_per_s"])
     return {"intensity": intensity, "flops_per_s": reach, "training_flops": work,
             "bound": "compute" if reach == top[dtype] else "memory",
-            "pictures_per_s": reach / work, "per_layer_pictures_per_s": 1 / layers}
+            "pictures_per_s": reach / work, "per_layer_pictures_per_s": 1 / layers,
+            "compulsory_bytes": must, "upper_bound": most / work,
+            "upper_bound_roof": "compute" if most == top[dtype] else "memory"}
 
 
 def share(ratio):
@@ -670,8 +751,9 @@ def predictions(names, device_roofs):
                          "training FLOP/byte": f"{p['intensity']:.0f}",
                          "MFLOP to train": f"{p['training_flops'] / 1e6:,.1f}",
                          "binding roof": f"{p['bound']}, {p['flops_per_s'] / 1e9:,.0f} GFLOP/s",
-                         "predicted pictures/s (at most)": f"{p['pictures_per_s']:,.0f}",
-                         "per-layer estimate": f"{p['per_layer_pictures_per_s']:,.0f}"})
+                         "predicted pictures/s (estimate)": f"{p['pictures_per_s']:,.0f}",
+                         "per-layer estimate": f"{p['per_layer_pictures_per_s']:,.0f}",
+                         "upper bound": f"{p['upper_bound']:,.0f} ({p['upper_bound_roof']})"})
     return pd.DataFrame(rows)
 
 
@@ -681,19 +763,21 @@ def _why_above(bound="compute", speed_now=None):
     if speed_now is not None and speed_now > 1.15:  # speed_now's line: "00 ran ... busier"
         return ("the machine runs faster today than when notebook 00 measured its roofs, so they "
                 "can still be low: run notebook 00 again on a quiet machine")
-    work, roof = ("FLOP", "multiply") if bound == "compute" else ("byte", "copy")
-    return (f"the roofs are the fastest {roof} this machine has shown, so the prediction is "
-            f"wrong: its {work} count is more than the step did"
-            + (" (3x the forward pass counts an input gradient the first layer never computes)"
-               if bound == "compute" else " (the count ignores the caches, which keep part of "
-               "the traffic off the memory bus)") + f", or a kernel beat the measured {roof}")
+    if bound == "memory":  # the cache-blind count's memory roof: an estimate, not a bound
+        return ("the estimate's byte count ignores the caches, which kept part of the traffic "
+                "off the memory bus (or a kernel beat the measured copy): its memory roof is an "
+                "estimate, not a bound")
+    return ("the roofs are the fastest multiply this machine has shown, so the prediction is "
+            "wrong: its FLOP count is more than the step did (3x the forward pass counts an "
+            "input gradient the first layer never computes), or a kernel beat the measured "
+            "multiply")
 
 
 def reading(ratio, short=False, bound="compute", speed_now=None):
-    """What a measured / predicted ratio says, in words; `bound`: the roof that bound the
-    prediction; `speed_now`: speed_now's share, which says why a run beat it (notebook 08)."""
+    """What a measured / predicted ratio says, in words; `bound`: the roof that binds the
+    estimate; `speed_now`: speed_now's share, which says why a run beat it (notebook 08)."""
     limit = "arithmetic" if bound == "compute" else "memory bandwidth"
-    if ratio > 1:  # the prediction is an upper bound, and the roofs the best seen
+    if ratio > 1:  # compute-bound, the estimate is the compute roof: a bound
         return "above the roof" if short else f"above the roof: {_why_above(bound, speed_now)}"
     if ratio >= 0.7:
         return "near the roof" if short else f"near the roof: {limit} set the pace"

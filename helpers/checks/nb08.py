@@ -19,7 +19,8 @@ def _ratio(gpu, dtype, base="float32"):
 
 
 def _bound():
-    """Which roof the roofline puts above the 128-px net on an A100 in TF32: a memory, b compute."""
+    """Which roof binds the roofline's estimate for the 128-px net on an A100 in TF32: a memory,
+    b compute."""
     from .. import models, roofline
 
     found = roofline.predict(models.cats_dogs_net("3"), roofline.published_roofs(("A100",))[0],
@@ -49,7 +50,7 @@ def exercises():
             "and the same with the default 8 for the 32-conv net.",
             worked="It needs about 347 MFLOP instead of about 1,820, roughly a fifth: at the "
             "same share of the peak the CPU would train it about 5× faster. Its intensity "
-            "(`roofline.arithmetic_intensity`) drops from about 226 to about 148 FLOP/byte, so "
+            "(`roofline.arithmetic_intensity`) drops from about 110 to about 72 FLOP/byte, so "
             "on a GPU it would gain less."),
         Exercise("08", 3, number(lambda: SERVER / 16, {
             SERVER: "that is the whole server's figure: divide by its 16 cores.",
@@ -83,8 +84,10 @@ def exercises():
             "ridge point: the A100's TF32 peak over its memory bandwidth.",
             worked="The memory roof: the net's training intensity at batch 32, about 32 "
             "FLOP/byte, lies left of the A100's TF32 ridge point (156 TFLOP/s over 1,555 GB/s, "
-            "about 100 FLOP/byte), so it reaches at most about 50 TFLOP/s: roughly 41,000 "
-            "pictures/s. In 16 bits the activations' bytes halve and the intensity nearly "
-            "doubles to about 63 FLOP/byte, still left of the 16-bit ridge point (about 200): "
-            "memory-bound at about twice that speed."),
+            "about 100 FLOP/byte), so the estimate reaches about 50 TFLOP/s: roughly 41,000 "
+            "pictures/s (an estimate: caches can beat a memory roof read at the cache-blind "
+            "count; the upper bound, the compute roof, is about 131,000). In 16 bits the "
+            "activations' bytes halve and the intensity nearly doubles to about 63 FLOP/byte, "
+            "still left of the 16-bit ridge point (about 200): memory-bound at about twice that "
+            "speed."),
     ]
