@@ -205,29 +205,31 @@ def ring_bytes(size, workers):
     return 2 * (workers - 1) / workers * size
 
 
-def all_reduce_time(size, workers, alpha, beta):
-    """The alpha-beta model's seconds for an all-reduce of `size` bytes over `workers`: latency
-    `alpha` (s) plus the bytes each worker sends over bandwidth `beta` (bytes/s); 0 for one
-    worker, who sends nothing (notebook 10)."""
-    return 0.0 if workers == 1 else alpha + ring_bytes(size, workers) / beta
+# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+def all_reduce_time(size, workers, alpha, beta):  #@save
+    """Seconds of a ring all-reduce of `size` bytes over `workers` (alpha-beta
+    model): 2(N-1) messages in a row, each paying the latency `alpha` (s), and
+    the bytes each worker sends, ring_bytes = 2(N-1)/N x size, at `beta` seconds
+    a byte; 0 for one worker."""
+    return 2 * (workers - 1) * alpha + ring_bytes(size, workers) * beta
 
 
-def fit_alpha_beta(sizes, seconds, workers=2):
-    """Latency alpha (s) and bandwidth beta (bytes/s) fitted to all-reduces of `sizes` bytes
-    that took `seconds`: t = alpha + ring_bytes(size) / beta by least squares on relative
-    errors, so that the smallest all-reduce counts as much as the largest. A negative
-    intercept (noise) gives alpha 0 and a fit through the origin; a slope of 0 or less (no
-    time grew with the size) gives beta = inf (notebook 10)."""
+# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+def fit_alpha_beta(sizes, seconds, workers=2):  #@save
+    """Latency alpha (s a message) and beta (s a byte) of all_reduce_time fitted
+    to all-reduces of `sizes` bytes over `workers` that took `seconds`, by least
+    squares on relative errors. An intercept below 0 (noise) gives alpha 0 and a
+    line through the origin; a slope below 0 gives beta 0."""
     sent = np.array([ring_bytes(s, workers) for s in sizes], dtype=float)
     took = np.asarray(seconds, dtype=float)
     if workers < 2 or len(set(sent)) < 2 or len(sent) != len(took) or took.min() <= 0:
-        raise ValueError("Fitting alpha and beta needs two or more workers and positive times "
-                         f"of all-reduces of two or more sizes; got {workers} workers, sizes "
-                         f"{list(sizes)} and seconds {list(seconds)}.")
-    slope, alpha = np.polyfit(sent, took, 1, w=1 / took)
-    if alpha < 0:
-        alpha, slope = 0.0, float(np.sum(sent / took) / np.sum((sent / took) ** 2))
-    return float(alpha), (1 / float(slope) if slope > 0 else math.inf)
+        raise ValueError("Fitting alpha and beta needs two or more workers and "
+                         f"positive seconds of two or more sizes: {workers}, {sizes}, "
+                         f"{seconds}.")
+    beta, latency = np.polyfit(sent, took, 1, w=1 / took)  # latency: 2(N-1) alpha
+    if latency < 0:
+        latency, beta = 0.0, float(np.sum(sent / took) / np.sum((sent / took) ** 2))
+    return float(latency) / (2 * (workers - 1)), max(float(beta), 0.0)
 
 
 def predicted_efficiency(step, all_reduce):

@@ -2,7 +2,6 @@
 the one-process strategy, two real workers."""
 
 import json
-import math
 import os
 import runpy
 import shutil
@@ -10,7 +9,7 @@ import socket
 import subprocess
 import sys
 
-from helpers import config, models, training
+from helpers import config, models, timing, training
 
 import keras
 import nbformat
@@ -76,31 +75,79 @@ def test_free_ports_are_distinct_and_zero_workers_are_refused(tmp_path):
         training.weight_difference(training.Run("x", tmp_path, []))
 
 
-@pytest.mark.parametrize("workers, alpha, beta", [(2, 3e-3, 1.4e8), (4, 50e-6, 2e10)])
-def test_the_alpha_beta_fit_recovers_known_latency_and_bandwidth(workers, alpha, beta):
+def ring_by_its_steps(size, workers, alpha, beta):
+    """A ring all-reduce counted step by step: 2(N-1) steps in a row (N-1 reduce-scatter, N-1
+    all-gather), each sending one chunk of size/N bytes and paying the latency once."""
+    return sum(alpha + size / workers * beta for _ in range(2 * (workers - 1)))
+
+
+def follows_the_ring(model):
+    return all(model(size, n, alpha, beta) == pytest.approx(ring_by_its_steps(size, n, alpha,
+                                                                              beta))
+               for size in (4, 3e6) for n in (1, 2, 3, 8) for alpha, beta in [(1e-3, 1e-8),
+                                                                               (5e-5, 2e-10)])
+
+
+def test_the_alpha_beta_model_is_the_rings_2_n_minus_1_latencies_and_bytes():
+    assert follows_the_ring(training.all_reduce_time)
+    assert training.all_reduce_time(3e6, 4, 1e-3, 1e-8) == pytest.approx(6e-3 + 4.5e6 * 1e-8)
+    assert training.all_reduce_time(3e6, 1, 1e-3, 1e-8) == 0.0
+    wrong = [lambda s, n, a, b: a + training.ring_bytes(s, n) * b,  # the latency paid once
+             lambda s, n, a, b: 2 * (n - 1) * a + s * b,  # every worker sends S
+             lambda s, n, a, b: 2 * (n - 1) * a + training.ring_bytes(s, n) / b]  # b as GB/s
+    assert not any(follows_the_ring(model) for model in wrong)
+
+
+@pytest.mark.parametrize("workers, alpha, beta", [(2, 3e-3, 1 / 1.4e8), (4, 50e-6, 5e-11)])
+def test_the_alpha_beta_fit_recovers_known_latency_and_seconds_a_byte(workers, alpha, beta):
     sizes = [4, 32_528, 325_284, 3_252_868]
     seconds = [training.all_reduce_time(s, workers, alpha, beta) for s in sizes]
     assert training.fit_alpha_beta(sizes, seconds, workers) == pytest.approx((alpha, beta))
     noisy = [t * f for t, f in zip(seconds, (1.05, 0.95, 1.03, 0.98))]
     assert training.fit_alpha_beta(sizes, noisy, workers) == pytest.approx((alpha, beta),
                                                                                rel=0.1)
+    once = [alpha + training.ring_bytes(s, workers) * beta for s in sizes]  # latency paid once
+    assert training.fit_alpha_beta(sizes, once, workers)[0] == pytest.approx(
+        alpha / (2 * (workers - 1)))
 
 
 def test_the_alpha_beta_model_of_a_known_case_and_what_the_fit_refuses():
     assert training.ring_bytes(3e6, 2) == 3e6 and training.ring_bytes(3e6, 4) == 4.5e6
-    assert training.all_reduce_time(3e6, 1, 1e-3, 1e8) == 0.0
-    assert training.all_reduce_time(3e6, 2, 1e-3, 1e8) == pytest.approx(0.031)
+    assert training.all_reduce_time(3e6, 2, 1e-3, 1e-8) == pytest.approx(0.032)
     assert training.predicted_efficiency(0.1, 0.025) == pytest.approx(0.8)
     assert training.predicted_efficiency(0.1, 0.0) == 1.0
-    sizes = [4, 4e6]
-    assert training.fit_alpha_beta(sizes, [1e-3, 1e-3]) == (pytest.approx(1e-3), math.inf)
+    alpha, beta = training.fit_alpha_beta([4, 4e6], [1e-3, 1e-3])  # no time grew with size
+    assert alpha == pytest.approx(5e-4) and beta == pytest.approx(0.0, abs=1e-15)
     alpha, beta = training.fit_alpha_beta([1e6, 2e6, 4e6], [0.005, 0.02, 0.045])
-    assert alpha == 0.0 and beta == pytest.approx(1.49e8, rel=0.01)  # intercept below 0
+    assert alpha == 0.0 and 1 / beta == pytest.approx(1.49e8, rel=0.01)  # intercept below 0
     for sizes, seconds, workers in [([4, 4], [1, 2], 2), ([4, 8], [1, 2], 1), ([4, 8], [1], 2)]:
         with pytest.raises(ValueError, match="two or more"):
             training.fit_alpha_beta(sizes, seconds, workers)
     with pytest.raises(ValueError, match="positive seconds"):
         training.predicted_efficiency(0.0, 0.01)
+
+
+def sums_to():
+    """The page's check that a step's parts, timed in the same rounds, add up to it."""
+    namespace = {"np": np, "timing": timing}
+    exec(page_source.defined_on_page(NOTEBOOK, "sums_to"), namespace)
+    return namespace["sums_to"]
+
+
+def test_parts_that_make_the_step_add_up_to_it_and_a_part_left_out_does_not():
+    rng = np.random.default_rng(0)
+    load = rng.uniform(1.0, 1.6, 8)  # the machine's speed, changing from round to round
+    compute, reduce = 0.030 * load, 0.004 * load
+    step = (compute + reduce) * rng.normal(1.0, 0.01, 8)  # the step: exactly its two parts
+    right = sums_to()(list(step), {"compute": list(compute), "all-reduce": list(reduce)})
+    assert right["adds_up"] and right["low"] < 1.05 and right["high"] > 0.95
+    assert abs(right["residual"]) < 0.001 and "they add up within it" in right["text"]
+    wrong = sums_to()(list(step), {"compute": list(compute)})  # the all-reduce left out
+    assert not wrong["adds_up"] and wrong["low"] > 1
+    assert wrong["residual"] == pytest.approx(np.median(step) - np.median(compute))
+    assert "they do not add up" in wrong["text"] and "residual +" in wrong["text"]
+    too_much = sums_to()(list(step), {"compute": list(compute), "twice": list(compute)})
+    assert not too_much["adds_up"] and too_much["high"] < 1 and too_much["residual"] < 0
 
 
 @pytest.mark.parametrize("job", [{"epochs": 2, "epoch": 3}, {"epochs": 2}])
@@ -152,11 +199,14 @@ def test_two_workers_end_identical_and_a_killed_job_resumes(tmp_path):
     two = training.wait(start("test_two", 2, **job))
     assert training.weight_difference(two) == 0.0
     assert two.results[0]["losses"] == two.results[1]["losses"]
-    parts = two.results[0]  # the step's parts, timed for the page's alpha-beta model
+    parts = two.results[0]["parts"]  # the step's parts, timed in the same rounds
     rounds = config.settings("compare").rounds
-    assert [len(parts[k]) for k in ("alone", "together", "with_all_reduce")] == [rounds] * 3
-    assert two.results[1]["alone"] == [] and len(two.results[1]["with_all_reduce"]) == rounds
-    sizes, seconds = zip(*parts["all_reduce"])
+    kinds = ["alone", "together", "all_reduce", "with_all_reduce"]
+    assert sorted(parts) == sorted(kinds) and [len(parts[k]) for k in kinds] == [rounds] * 4
+    assert min(min(parts[k]) for k in kinds) > 0
+    assert two.results[1]["parts"]["alone"] == []
+    assert len(two.results[1]["parts"]["with_all_reduce"]) == rounds
+    sizes, seconds = zip(*two.results[0]["all_reduce"])
     floats = models.cats_dogs_net("0").count_params()
     assert sizes == (4, 4 * (floats // 100), 4 * (floats // 10), 4 * floats)
     alpha, beta = training.fit_alpha_beta(sizes, seconds)
