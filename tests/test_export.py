@@ -3,8 +3,10 @@ Keras model predicts, int8 keeps the float32 answers, the interpreter scales uin
 ImageNet classifiers see a cat."""
 
 import json
+import math
 import subprocess
 import sys
+import time
 from functools import partial
 from types import SimpleNamespace
 
@@ -19,8 +21,8 @@ import tensorflow as tf
 from keras import layers
 
 NOTEBOOK = "11_inference_and_edge"
-ON_THE_PAGE = ("saved_model", "to_tflite", "load_tflite", "run_tflite", "delegated", "census",
-               "top5", "zoo_classifiers")
+ON_THE_PAGE = ("linear_range", "quantile_interval", "saved_model", "to_tflite", "load_tflite",
+               "run_tflite", "delegated", "census", "top5", "zoo_classifiers", "open_loop")
 # ImageNet's domestic cats, as its labels file names them
 CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Siamese",
                "Egyptian cat")
@@ -29,7 +31,7 @@ CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Sia
 def page_functions():
     """The functions notebook 11 writes out (they live on its page alone), and its ZOO pins."""
     namespace = {"keras": keras, "np": np, "tf": tf, "partial": partial, "data": data,
-                 "timing": timing, "config": config}
+                 "timing": timing, "config": config, "time": time}
     cells = nbformat.read(config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4).cells
     exec(next(c.source for c in cells if c.source.startswith("ZOO_URL = ")), namespace)
     for name in ON_THE_PAGE:
@@ -38,6 +40,78 @@ def page_functions():
 
 
 page = page_functions()
+
+
+BATCHES = [1, 4, 16, 64, 256]
+
+
+def on_a_line(fixed, per_picture, batches=BATCHES):
+    return [fixed + per_picture * b for b in batches]
+
+
+def test_linear_range_fits_the_small_batches_and_finds_the_knee():
+    fixed, per_picture, knee = page.linear_range(BATCHES, on_a_line(0.5, 0.2))
+    assert (fixed, per_picture, knee) == (pytest.approx(0.5), pytest.approx(0.2), None)
+    noisy = [t * (1 + e) for t, e in zip(on_a_line(0.5, 0.2), (0.03, -0.03, 0.03, -0.03, 0.03))]
+    assert page.linear_range(BATCHES, noisy)[2] is None  # within 10 %: no knee
+    outgrown = on_a_line(0.5, 0.2)[:4] + [0.5 + 0.3 * 256]  # 256 pays 50 % more a picture
+    fixed, per_picture, knee = page.linear_range(BATCHES, outgrown)
+    assert knee == 256 and per_picture == pytest.approx(0.2)  # fitted without the knee
+    early = on_a_line(0.5, 0.2)[:3] + [0.5 + 0.25 * 64, 0.5 + 0.25 * 256]
+    assert page.linear_range(BATCHES, early)[2] == 64  # the first batch to leave the line
+    order = [3, 0, 4, 2, 1]
+    assert page.linear_range([BATCHES[i] for i in order], [outgrown[i] for i in order])[2] == 256
+    assert page.linear_range([1, 8], [1.0, 2.0])[2] is None  # two batches: the line is exact
+
+
+def test_linear_ranges_ceiling_is_not_beaten_where_a_fit_over_all_batches_is():
+    """The expert's case: throughput falls at 256, and a line through every batch sets a
+    ceiling that batch 64 beats; over the linear range it does not."""
+    ms = on_a_line(0.5, 0.2)[:4] + [256 / 3000 * 1000]  # 3,000 images/s at 256, 4,900 at 64
+    every = np.polyfit(BATCHES, ms, 1, w=1 / np.array(ms))[0]
+    assert 64 / ms[3] * 1000 > 1000 / every  # the line through all: beaten at 64
+    fixed, per_picture, knee = page.linear_range(BATCHES, ms)
+    assert knee == 256 and max(b / t for b, t in zip(BATCHES, ms)) * 1000 < 1000 / per_picture
+
+
+def binomial_ranks(n, q, level=0.95):
+    """Order-statistic ranks (from 1) of the distribution-free interval, from exact binomial
+    sums: the largest l with P(K < l) <= tail, the smallest u with P(K < u) >= 1 - tail."""
+    cdf = np.cumsum([math.comb(n, k) * q ** k * (1 - q) ** (n - k) for k in range(n + 1)])
+    tail = (1 - level) / 2
+    low = max((k + 1 for k in range(n + 1) if cdf[k] <= tail), default=0)
+    high = min((k + 1 for k in range(n + 1) if cdf[k] >= 1 - tail), default=n + 1)
+    return low, high
+
+
+@pytest.mark.parametrize("n, q", [(100, 0.5), (200, 0.95), (400, 0.99), (1000, 0.99)])
+def test_quantile_interval_is_bounded_by_the_exact_binomial_order_statistics(n, q):
+    samples = np.random.default_rng(n).permutation(np.arange(1.0, n + 1))  # rank = value
+    found = page.quantile_interval(samples, q)
+    low, high = binomial_ranks(n, q)
+    assert (found["low"], found["high"]) == (low or -np.inf, high if high <= n else np.inf)
+    assert found["value"] == pytest.approx(np.percentile(samples, 100 * q))
+    assert found["above"] == int(np.sum(samples > found["value"]))
+    if (n, q) == (100, 0.5):
+        assert (low, high) == (40, 61)  # the textbook interval for a median of 100
+
+
+def test_quantile_interval_of_too_few_samples_is_unbounded_above_and_covers_95_percent():
+    assert page.quantile_interval(np.arange(50.0), 0.99)["high"] == np.inf
+    rng, truth, covered = np.random.default_rng(0), -np.log(0.01), 0  # exponential's p99
+    for _ in range(1000):
+        found = page.quantile_interval(rng.exponential(size=500), 0.99)
+        covered += found["low"] <= truth <= found["high"]
+    assert 0.94 <= covered / 1000 < 1  # at least 95 % by construction, less than always
+
+
+def test_open_loop_times_each_request_from_when_it_was_due():
+    """Requests due every 1 ms to a call that takes 2 ms: each waits behind the last, so the
+    latency grows by about 1 ms a request (a closed loop would time 2 ms each)."""
+    latencies = page.open_loop(lambda: time.sleep(0.002), 1000, 0.05)
+    assert len(latencies) == 50 and min(latencies) >= 0.002
+    assert latencies[-1] - latencies[0] > 0.03
+    assert len(page.open_loop(lambda: None, 100, 0.2)) == 20
 
 
 def pictures(size, count=32):
