@@ -8,6 +8,7 @@
 #   make progress  which exercises the checks found right, not yet, or still to do
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
+#   make serve     serve build/site on the local network; prints the address for a phone
 #   make pages     copy each definition a notebook marks #@save into its helper module
 #   make test-colab  every notebook in `smoke` on Colab's older stack (requirements-colab.txt)
 #   make test-gpu-rehearsal  notebooks 00, 08-11 and the GPU tests with a fake T4 (no GPU needed)
@@ -20,7 +21,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PROFILE ?= sample
 
-.PHONY: course test check test-slow lab progress sample clean audit slides site bench bench-gpu lock pages \
+.PHONY: course test check test-slow lab progress sample clean audit slides site serve bench bench-gpu \
+        lock pages \
         test-colab test-jax test-gpu-rehearsal actionlint
 
 # Which Python make found, before any venv is made from it: outside 3.11-3.13 it stops and says
@@ -87,6 +89,13 @@ package manager), then run make slides.")
 # The course website in build/site/ from the last `make course` (runs only what is missing).
 site: $(VENV)/.installed $(NODE_PACKAGES)
 	$(PY) -m tools.build_site --profile $(PROFILE)
+
+# build/site over http on every network interface (tools/serve.py): the site's "Try your
+# classifier" page runs notebook 12's model in a phone's browser, which loads WebAssembly only
+# over http. It prints the address to open on a phone on the same Wi-Fi. PORT=8080 make serve.
+PORT ?= 8000
+serve: $(VENV)/.installed
+	$(PY) -m tools.serve --port $(PORT)
 
 # d2l's #@save idea: a def or class a page marks is copied word for word over the helper of the
 # same name (tools/pages.py); tests/test_pages.py fails while a helper differs from its page.

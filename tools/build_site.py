@@ -13,6 +13,11 @@ tables wrap instead of being cut off (tools/templates/site.css).
 Everything the pages load is copied next to them: nothing comes from the web. MathJax comes
 from npm (node_modules/, as for the decks); without Node the site is built all the same, its
 formulas shown as TeX source.
+"Try your classifier" (try.html, from tools/templates/try.html and try.js) runs the TFLite file
+notebook 12 exported (build/12_export/) on a photo, in the browser, with LiteRT.js (npm, copied
+from node_modules/ as MathJax is); without Node, or before notebook 12 has run, the page is built
+all the same and says how to get what it lacks. Browsers load WebAssembly only over http:
+`make serve` serves the site (tools/serve.py).
 """
 
 import json
@@ -22,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from tools import ROOT, colab, export_slides, is_plumbing, notebook_parser, notebooks
+from tools import BUILD, ROOT, colab, export_slides, is_plumbing, notebook_parser, notebooks
 from tools.slide_types import NOTES
 
 import nbformat
@@ -49,6 +54,15 @@ suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 '''
 GLOSSARY = ROOT / "notebooks" / "glossary.md"  # a page of its own, after the notebooks
 MATHJAX = ROOT / "node_modules" / "mathjax"  # npm's (make course runs `npm ci` where npm is)
+TEMPLATES = ROOT / "tools" / "templates"
+LITERT = ROOT / "node_modules" / "@litertjs"  # LiteRT.js, pinned in package.json like MathJax
+# What try.html loads: node_modules/@litertjs/<source> copied into _try/litert/<target>. Only the
+# runtimes without threads or JSPI: relaxed-SIMD browsers load the first, the others "compat".
+LITERT_FILES = {"core/dist/index.js": "index.js", "wasm-utils/dist/index.js": "wasm-utils.js",
+                **{f"core/wasm/{name}": name for name in (
+                    "litert_wasm_internal.js", "litert_wasm_internal.wasm",
+                    "litert_wasm_compat_internal.js", "litert_wasm_compat_internal.wasm")}}
+MODEL = BUILD / "12_export"  # notebook 12's model.tflite and class_names.json
 # Without MathJax: formulas written as TeX, as MathJax's renderer writes them, and no script.
 TEX_ONLY = '''
 html_math_renderer = "tex"
@@ -128,6 +142,47 @@ def recorded_tables():
             else "No benchmark run is recorded yet.")
 
 
+def lacks(model=MODEL):
+    """What try.html would lack, as sentences that say how to get it: [] when nothing."""
+    missing = []
+    if not all((LITERT / source).is_file() for source in LITERT_FILES):
+        missing.append("LiteRT.js, which comes from npm: install Node.js, run <code>npm ci</code>,"
+                       " then <code>make site</code>")
+    if not ((model / "model.tflite").is_file() and (model / "class_names.json").is_file()):
+        missing.append("the model: run notebook 12 (<code>make course</code>), which exports "
+                       "<code>model.tflite</code> and <code>class_names.json</code> into "
+                       "build/12_export/, then <code>make site</code>")
+    return missing
+
+
+def try_page(out, model=MODEL):
+    """try.html and its _try/ folder in the site `out`: the page, LiteRT.js from node_modules/
+    and the model and class names from `model`. Without either the page says how to get them
+    and loads no script."""
+    folder = out / "_try"
+    folder.mkdir(parents=True, exist_ok=True)
+    missing = lacks(model)
+    if all((LITERT / source).is_file() for source in LITERT_FILES):
+        (folder / "litert").mkdir(exist_ok=True)
+        for source, target in LITERT_FILES.items():
+            shutil.copy2(LITERT / source, folder / "litert" / target)
+        core = folder / "litert" / "index.js"  # its one import, made a path the browser finds
+        text = core.read_text()
+        if 'from "@litertjs/wasm-utils"' not in text:
+            raise SystemExit(f"{LITERT / 'core'} no longer imports @litertjs/wasm-utils as "
+                             "tools/build_site.py expects: check the pinned version")
+        core.write_text(text.replace('from "@litertjs/wasm-utils"', 'from "./wasm-utils.js"'))
+    if (model / "model.tflite").is_file() and (model / "class_names.json").is_file():
+        for name in ("model.tflite", "class_names.json"):
+            shutil.copy2(model / name, folder / name)
+    shutil.copy2(TEMPLATES / "try.js", folder / "try.js")
+    status = ("This page lacks " + "; and ".join(missing) + "." if missing
+              else "Loading LiteRT.js and the model…")
+    script = "" if missing else '<script type="module" src="_try/try.js"></script>'
+    html = (TEMPLATES / "try.html").read_text()
+    (out / "try.html").write_text(html.replace("@STATUS@", status).replace("@SCRIPT@", script))
+
+
 def home(paths):
     toc = "\n".join([*(p.stem for p in paths), GLOSSARY.stem])
     ladder, benchmarks = recorded_tables()
@@ -136,6 +191,9 @@ def home(paths):
 A course in numbered notebooks, from CNN, RNN and transfer-learning basics through improving a
 cat/dog network step by step to timing CPU against GPU. Every page below is a notebook as it
 ran in the course's last `make course`, with its outputs and figures.
+
+<p><a href="try.html">Try your classifier</a>: notebook 12's model on a photo from your phone,
+run in the browser (<code>make serve</code> shows the address to open).</p>
 
 ```{{toctree}}
 :maxdepth: 1
@@ -186,9 +244,10 @@ def write_sources(pages, src):
     (src / "index.md").write_text(home(list(pages)))
 
 
-def build(pages, out):
-    """Write the site of `pages` ({notebook file: its executed copy}) into the folder `out`;
-    returns the seconds it took. The Sphinx sources go to `out`_src beside it.
+def build(pages, out, model=MODEL):
+    """Write the site of `pages` ({notebook file: its executed copy}) into the folder `out`,
+    try.html with the model and class names in the folder `model`; returns the seconds it
+    took. The Sphinx sources go to `out`_src beside it.
 
     Sphinx runs in a process of its own: its parallel readers are forked, and a fork of a
     process that has TensorFlow loaded (a test session, a notebook) can crash when the child
@@ -204,6 +263,7 @@ def build(pages, out):
     (out / "_notebooks").mkdir()
     for path in pages:
         shutil.copy2(path, out / "_notebooks" / path.name)
+    try_page(out, model)
     return time.perf_counter() - start
 
 
@@ -216,6 +276,9 @@ def main(argv=None):
                                        "Node.js (install it, then run make site)")
     print(f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
           f"open {args.out / 'index.html'}{tex}")
+    missing = "; and ".join(re.sub("<[^>]+>", "", why) for why in lacks())
+    print(f"try.html (your classifier in a browser) lacks {missing}" if missing else
+          "make serve: the site and try.html, your classifier, on a phone on the same network")
     return 0
 
 
