@@ -29,11 +29,13 @@ def history(history, metrics=("loss", "accuracy"), title=None):
 def utilization(monitor, title="Utilisation while training"):
     """CPU (and GPU) utilisation over time of a timing.Utilization, its marks (notebook 08)."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
-    keys = ["cpu_pct"] + sorted(k for k in monitor.samples[0] if k.endswith("_pct")
-                                and k.startswith("gpu")) if monitor.samples else []
+    keys = ["cpu_pct", "process_pct"] + sorted(k for k in monitor.samples[0] if k.endswith(
+        "_pct") and k.startswith("gpu")) if monitor.samples else []
+    names = {"cpu_pct": "CPU % (all programs)", "process_pct": "CPU % (this process)"}
     for key in keys:
         t, v = monitor.series(key)
-        line, = ax.plot(t, v, label=key.replace("_pct", "").upper() + " %")
+        label = names.get(key, key.replace("_pct", "").upper() + " %")
+        line, = ax.plot(t, v, label=label)
         ax.fill_between(t, v, color=line.get_color(), alpha=0.4)  # busy time as an area
     for t, label in monitor.marks:
         ax.axvline(t, color="grey", lw=0.8, ls=":")

@@ -352,7 +352,8 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     elif share > 1.15:
         line = head + "00 ran while it was busier; the roofs below use today's faster figure."
     else:
-        line = head + "about as free as then."
+        line = head + ("about as fast as then: as free as then, or as busy (if 00 ran "
+                       "beside other work, both are low).")
     return share, line
 
 # name -> how to build it (augment=False when the input pipeline augments), classes, default batch
@@ -767,10 +768,11 @@ def _why_above(bound="compute", speed_now=None):
         return ("the estimate's byte count ignores the caches, which kept part of the traffic "
                 "off the memory bus (or a kernel beat the measured copy): its memory roof is an "
                 "estimate, not a bound")
-    return ("the roofs are the fastest multiply this machine has shown, so the prediction is "
-            "wrong: its FLOP count is more than the step did (3x the forward pass counts an "
-            "input gradient the first layer never computes), or a kernel beat the measured "
-            "multiply")
+    return ("the roofs are the fastest multiply this machine has shown, so either the "
+            "prediction is wrong (its FLOP count is more than the step did: 3x the forward "
+            "pass counts an input gradient the first layer never computes; or a kernel beat "
+            "the measured multiply), or every multiply measured so far ran beside other work "
+            "and the roofs are low")
 
 
 def reading(ratio, short=False, bound="compute", speed_now=None):
@@ -780,7 +782,8 @@ def reading(ratio, short=False, bound="compute", speed_now=None):
     if ratio > 1:  # compute-bound, the estimate is the compute roof: a bound
         return "above the roof" if short else f"above the roof: {_why_above(bound, speed_now)}"
     if ratio >= 0.7:
-        return "near the roof" if short else f"near the roof: {limit} set the pace"
+        return ("near the roof" if short else
+                f"near the roof: consistent with {limit} setting the pace")
     if ratio >= 0.3:
         return ("below the roof" if short else
                 f"at the roof's rate its counted FLOPs would take {share(ratio)} of each step; "
@@ -788,8 +791,8 @@ def reading(ratio, short=False, bound="compute", speed_now=None):
                 "optimizer's update, fixed costs per step) or on layers too small to reach it")
     return ("far below the roof" if short else
             f"far below the roof: at its rate the counted FLOPs would take only {share(ratio)} "
-            "of each step; fixed costs per step, small layers or waiting (for input, for other "
-            "programs) set the pace")
+            "of each step; the rest went elsewhere: fixed costs per step, small layers or "
+            "waiting (for input, for other programs), which the roofline cannot tell apart")
 
 
 def points(records, device_roofs=(), kind="measured"):
@@ -851,18 +854,18 @@ def summary(found, speed_now=None):
     per_picture = (best["flops_per_s"] / best["pictures_per_s"]) / (
         worst["flops_per_s"] / worst["pictures_per_s"])
     more = per_picture * (best.get("batch") or 1) / (worst.get("batch") or 1)  # per step
-    line += " One run each, not timed in alternation."
+    line += " One run each, not timed in alternation: the order ranks nothing by itself."
     if best["ratio"] < 1.2 * worst["ratio"]:  # single runs this close can swap on a busy machine
         return line + " Their shares lie within 20 % of each other: no run stands out."
     if abs(more - 1) < 0.01:
-        return line + (" Both do the same arithmetic per step: their device made the "
-                       "difference, or the noise between runs.")
+        return line + (" Both do the same arithmetic per step: their device, or the noise "
+                       "between single runs.")
     if more > 1:
         return line + (f" The closer one does {more:.1f}x the arithmetic per step "
-                       f"({per_picture:.1f}x per picture): fixed costs weigh less in a longer "
-                       "step.")
-    return line + (" The closer one does less arithmetic per step: here something other "
-                   "than the step's length decided.")
+                       f"({per_picture:.1f}x per picture), consistent with fixed costs "
+                       "weighing less in a longer step.")
+    return line + (" The closer one does less arithmetic per step, which fixed costs alone "
+                   "do not explain: another cost, or the noise between single runs.")
 
 
 def blog_points():

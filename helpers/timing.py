@@ -83,8 +83,8 @@ def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  #@save
     elif round(1 / high, 2) > 1:
         kind, says = "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({1/high:.2f}-{1/low:.2f}x"
     text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
-            f"{unit}, {len(a)} rounds: {says}, {100 * level:.0f} % interval; spread "
-            f"{100 * spread:.0f} %)")
+            f"{unit} (medians); from {len(a)} rounds' own ratios: {says}, "
+            f"{100 * level:.0f} % interval; spread {100 * spread:.0f} %)")
     return {"verdict": kind, "ratio": mid, "low": low, "high": high, "spread": spread, "text": text}
 
 NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an input: no work a step
@@ -201,7 +201,8 @@ def time_steps(model, dataset, steps, batch_size, warmup=1):
 
 
 class Utilization:
-    """Context manager sampling CPU % and each GPU's load, memory and power (notebook 07)."""
+    """Context manager sampling CPU %, the whole machine's ('cpu_pct', every program) and this
+    process's share of it ('process_pct'), and each GPU's load, memory and power (notebook 07)."""
 
     def __init__(self, interval=0.5, gpus=None):
         if interval <= 0:
@@ -211,7 +212,8 @@ class Utilization:
         self._stop = threading.Event()
 
     def _sample(self):
-        entry = {"t": time.perf_counter() - self.start, "cpu_pct": psutil.cpu_percent()}
+        entry = {"t": time.perf_counter() - self.start, "cpu_pct": psutil.cpu_percent(),
+                 "process_pct": self._process.cpu_percent() / (psutil.cpu_count() or 1)}
         if self._with_gpus:
             for i, g in enumerate(nvidia_smi_gpus()):
                 entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]
@@ -226,8 +228,9 @@ class Utilization:
             self._sample()
 
     def __enter__(self):
-        self.start = time.perf_counter()
-        psutil.cpu_percent()  # the first reading only sets a reference
+        self.start, self._process = time.perf_counter(), psutil.Process()
+        psutil.cpu_percent()  # the first readings only set a reference
+        self._process.cpu_percent()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self

@@ -24,6 +24,7 @@ def test_a_steady_ratio_is_a_verdict_with_its_interval():
     assert found["verdict"] == "faster"
     assert found["low"] < 2 < found["high"] and found["high"] / found["low"] < 1.1
     assert "A is 2.00x as fast (1.9" in found["text"]
+    assert "vs B 88 images/s (medians); from 4 rounds' own ratios" in found["text"]
     assert timing.ratio([100, 75, 100, 61], [200, 150, 205, 120], NAMES)["text"].count(
         "B is 2.00x as fast") == 1
 

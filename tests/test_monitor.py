@@ -18,6 +18,8 @@ def test_monitor_samples_and_marks():
     assert len(times) >= 4 and times == sorted(times)
     assert all(0 <= v <= 100 for v in cpu) and max(cpu) > 0
     assert usage.marks[0][1] == "half" and times[-1] >= 0.4  # the last sample: at the end
+    mine = usage.series("process_pct")[1]  # this process's share of the whole machine
+    assert len(mine) == len(cpu) and all(0 <= v <= 100 for v in mine) and max(mine) > 0
 
 
 def test_monitor_refuses_a_zero_interval():

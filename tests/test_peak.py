@@ -150,7 +150,7 @@ def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
         monkeypatch.setattr(roofline, cache, {})
     stored = _limits([100.0, 200.0], 20.0, "X")
     for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: other work is sharing"),
-                      (1.0, "at 100 % of the speed notebook 00 measured: about as free as then"),
+                      (1.0, "at 100 % of the speed notebook 00 measured: about as fast as then"),
                       (1.3, "at 130 %"), (0.9, "at 90 %")):
         monkeypatch.setattr(roofline, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
         share, line = roofline.speed_now(stored)

@@ -37,7 +37,9 @@ def test_utilization_plot_draws_marks():
         usage.mark("epoch 1")
         sum(range(200000))
     fig = plots.utilization(usage)
-    assert len(fig.axes[0].lines) == 2  # the CPU line and one mark
+    assert len(fig.axes[0].lines) == 3  # the whole CPU's line, this process's, one mark
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "CPU % (all programs)", "CPU % (this process)"]
 
 
 def test_stacked_bars_and_utilization_grid_draw_every_part():
