@@ -897,13 +897,14 @@ def blog_reading(found):
     cats = [p["ratio"] for p in (two, plain, three)]
     lines = [f"The blog's cat/dog networks reached {share(min(cats))} to {share(max(cats))} of "
              f"the V100 roofline's pictures/s, its CIFAR-10 net {share(step['cifar10']['ratio'])}"
-             + (": far below the roof, so something other than the GPU's arithmetic set their "
-                "pace." if max(cats) < 0.3 else ".")]
+             + (": far below the roof, so most of each step went on something other than the "
+                "GPU's arithmetic." if max(cats) < 0.3 else ".")]
     faster = plain["pictures_per_s"] / two["pictures_per_s"]
     if faster > 1.1:
         lines.append(f"Step 2b asks the GPU for step 2's arithmetic without the augmentation, "
-                     f"yet ran {faster:.2f}x as fast: work outside the GPU held step 2 back, "
-                     "as the blog's input-pipeline explanation says.")
+                     f"yet ran {faster:.2f}x as fast: consistent with the blog's explanation, "
+                     "an input pipeline on the CPU (Keras 2's generator augmented there) that "
+                     "held step 2 back.")
     else:
         lines.append(f"Step 2b, step 2 without augmentation, ran at {faster:.2f}x step 2's "
                      "speed: no sign that augmenting the pictures held it back.")
@@ -914,8 +915,8 @@ def blog_reading(found):
         lines.append(f"Step 3 asks {more:.0f}x step 2's arithmetic per picture; bound by the "
                      f"GPU's arithmetic it would run at about {1 / more:.2f}x step 2's speed, "
                      f"yet it ran at {speed:.2f}x, its share of the roof {gain:.0f}x step 2's: "
-                     "more arithmetic per picture kept the GPU busier, as the blog saw its "
-                     "deeper networks do.")
+                     "consistent with the blog's reading that more arithmetic per picture "
+                     "keeps the GPU busier.")
     else:
         lines.append(f"Step 3 asks {more:.0f}x step 2's arithmetic per picture and ran at "
                      f"{speed:.2f}x its speed: about what the GPU's arithmetic alone predicts.")

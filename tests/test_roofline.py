@@ -201,5 +201,5 @@ def test_the_blogs_v100_ran_far_below_its_roof_and_supports_both_of_its_explanat
     assert max(points[s]["ratio"] for s in ("2", "2b", "3")) < 0.03  # cat/dog: under 3 %
     assert 0.05 < points["cifar10"]["ratio"] < 0.2  # CIFAR-10 at batch 512: about 11 %
     words = roofline.blog_reading(list(points.values()))
-    assert "as the blog's input-pipeline explanation says" in words
-    assert "as the blog saw its deeper networks do" in words
+    assert "consistent with the blog's explanation, an input pipeline on the CPU" in words
+    assert "consistent with the blog's reading that more arithmetic" in words
