@@ -307,7 +307,7 @@ def limits(path=None):
                           for d in hardware.devices()},
         "hardware": hardware.describe()}
     save_limits(found, path)
-    return found
+    return {**found, "measured_now": True}  # speed_now then compares with seconds ago
 
 
 def save_limits(found, path=None):
@@ -344,13 +344,18 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
         _STORED[(d, t)] = max(_STORED.get((d, t), 0.0), max(gflops) * 1e9)
     for d, gbs in stored["bandwidth_gbs"].items():
         _STORED[(d, "bytes")] = max(_STORED.get((d, "bytes"), 0.0), gbs * 1e9)
-    share = now / best
-    head = f"This machine is running at {100 * share:.0f} % of the speed notebook 00 measured: "
+    share, fresh = now / best, stored.get("measured_now", False)
+    head = f"This machine is running at {100 * share:.0f} % of the speed " + (
+        "measured a moment ago (notebook 00 has not run here): " if fresh
+        else "notebook 00 measured: ")
     if share < 0.85:
         line = head + ("other work is sharing it, so speeds below are lower than this machine "
                        "can do.")
     elif share > 1.15:
-        line = head + "00 ran while it was busier; the roofs below use today's faster figure."
+        line = head + "that ran while it was busier; the roofs below use today's faster figure."
+    elif fresh:
+        line = head + ("about as fast, which says nothing about other work: both ran now. Run "
+                       "notebook 00 on a quiet machine for roofs to compare with.")
     else:
         line = head + ("about as fast as then: as free as then, or as busy (if 00 ran "
                        "beside other work, both are low).")
@@ -788,7 +793,8 @@ def reading(ratio, short=False, bound="compute", speed_now=None):
         return ("below the roof" if short else
                 f"at the roof's rate its counted FLOPs would take {share(ratio)} of each step; "
                 "the rest went on work the roofline leaves out (pooling, activations, the "
-                "optimizer's update, fixed costs per step) or on layers too small to reach it")
+                "optimizer's update, fixed costs per step), on layers too small to reach it, "
+                "or to other programs sharing the cores")
     return ("far below the roof" if short else
             f"far below the roof: at its rate the counted FLOPs would take only {share(ratio)} "
             "of each step; the rest went elsewhere: fixed costs per step, small layers or "

@@ -155,6 +155,11 @@ def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
         monkeypatch.setattr(roofline, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
         share, line = roofline.speed_now(stored)
         assert share == pytest.approx(now) and says in line
+    # 00 has not run: limits() measured them seconds ago, so "as fast" says nothing of load
+    monkeypatch.setattr(roofline, "matmul_flops", lambda *a, **k: 200e9)
+    line = roofline.speed_now({**stored, "measured_now": True})[1]
+    assert "of the speed measured a moment ago (notebook 00 has not run here)" in line
+    assert "says nothing about other work" in line and "notebook 00 measured" not in line
     monkeypatch.setattr(roofline, "matmul_flops", lambda *a, **k: 50e9)  # busy now
     monkeypatch.setattr(roofline, "copy_bandwidth", lambda *a, **k: 5e9)
     assert roofline.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == 200e9  # 00's best
@@ -175,3 +180,13 @@ def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
     # each layer at its own roof: the convolution compute-bound, the Dense layer memory-bound
     seconds = roofline.layer_roofline_seconds(model, 4, flops_per_s=1e6, bytes_per_s=1e6)
     assert seconds == pytest.approx(768 / 1e6 + 3 * 7776 / 1e6 + 2940 / 1e6)
+
+
+def test_limits_measured_now_say_so_and_the_saved_ones_do_not(tmp_path, monkeypatch, capsys):
+    for cache in ("_STORED", "_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
+        monkeypatch.setattr(roofline, cache, {})
+    monkeypatch.setattr(roofline, "matmul_flops", lambda *a, **k: 100e9)
+    monkeypatch.setattr(roofline, "copy_bandwidth", lambda *a, **k: 10e9)
+    found = roofline.limits(tmp_path / "limits.json")  # no notebook 00 here
+    assert found["measured_now"] and "Notebook 00 has not run here" in capsys.readouterr().out
+    assert "measured_now" not in roofline.limits(tmp_path / "limits.json")  # read as 00's
