@@ -250,12 +250,23 @@ def layer_roofline_seconds(model, batch, flops_per_s, bytes_per_s, dtype="float3
 
 
 _PEAKS = {}
-_STORED = {}  # the best of notebook 00's limits, once speed_now has read them
 
 
-def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5):
-    """The best multiply FLOP/s seen on `device` in this process: other programs can only slow
-    one down; the first call tries each size `tries` times, later ones one more (notebook 08)."""
+def _stored_best(stored, device, dtype):
+    """The best of `stored` limits (notebook 00's, `limits()`) for `device` in `dtype` (a
+    number format, or "bytes" for the copy bandwidth), in FLOP/s or B/s; 0 where none."""
+    if not stored:
+        return 0.0
+    if dtype == "bytes":
+        return stored["bandwidth_gbs"].get(device, 0.0) * 1e9
+    line = stored["matmul_gflops"].get(f"{device} {dtype}")
+    return max(line[1]) * 1e9 if line else 0.0
+
+
+def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5, stored=None):
+    """The best multiply FLOP/s seen on `device` in this process, or in `stored` limits where
+    they are faster: other programs can only slow one down; the first call tries each size
+    `tries` times, later ones one more (notebook 08)."""
     sizes = tuple(sizes or ((1024, 2048) if device.startswith("cpu") else (4096, 8192)))
     key = (device, dtype, sizes)
     if key in _PEAKS:
@@ -265,23 +276,23 @@ def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5):
             rate = matmul_flops(n, dtype, device, repeats=1)
             if key not in _PEAKS or rate > _PEAKS[key]["flops_per_s"]:
                 _PEAKS[key] = {"flops_per_s": rate, "n": n, "dtype": dtype}
-    stored = _STORED.get((device, dtype), 0.0)
-    if stored > _PEAKS[key]["flops_per_s"]:  # notebook 00 saw this machine faster
-        return {"flops_per_s": stored, "n": _PEAKS[key]["n"], "dtype": dtype, "stored": True}
+    best = _stored_best(stored, device, dtype)
+    if best > _PEAKS[key]["flops_per_s"]:  # notebook 00 saw this machine faster
+        return {"flops_per_s": best, "n": _PEAKS[key]["n"], "dtype": dtype, "stored": True}
     return dict(_PEAKS[key])
 
 
 _BANDWIDTHS = {}
 
 
-def measured_bandwidth(device="cpu:0", megabytes=256, tries=3):
-    """The best `copy_bandwidth` seen on `device` in this process, like `measured_peak`: the
-    roofline's memory roof (notebook 08)."""
+def measured_bandwidth(device="cpu:0", megabytes=256, tries=3, stored=None):
+    """The best `copy_bandwidth` seen on `device` in this process or in `stored` limits, like
+    `measured_peak`: the roofline's memory roof (notebook 08)."""
     key = (device, megabytes)
     for _ in range(1 if key in _BANDWIDTHS else tries):
         _BANDWIDTHS[key] = max(_BANDWIDTHS.get(key, 0.0),
                                copy_bandwidth(megabytes, device, repeats=3))
-    return max(_BANDWIDTHS[key], _STORED.get((device, "bytes"), 0.0))
+    return max(_BANDWIDTHS[key], _stored_best(stored, device, "bytes"))
 
 
 def limits(path=None):
@@ -333,17 +344,12 @@ def save_limits(found, path=None):
 
 def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     """This machine's multiply speed now as a share of `stored` limits' best, with one line
-    that says whether other work is sharing the machine; the roofs keep the best of both, so
-    later `measured_peak` and `measured_bandwidth` calls never fall below them (notebooks 07-11)."""
+    that says whether other work is sharing the machine; it changes nothing else: pass the
+    same limits as `stored=` to `measured` for roofs that never fall below them (07-11)."""
     sizes, gflops = stored["matmul_gflops"][f"{device} {dtype}"]
     best = max(gflops) * 1e9
     now = max(matmul_flops(sizes[gflops.index(max(gflops))], dtype, device, 1)
               for _ in range(tries))
-    for label, (_, gflops) in stored["matmul_gflops"].items():
-        d, t = label.split()
-        _STORED[(d, t)] = max(_STORED.get((d, t), 0.0), max(gflops) * 1e9)
-    for d, gbs in stored["bandwidth_gbs"].items():
-        _STORED[(d, "bytes")] = max(_STORED.get((d, "bytes"), 0.0), gbs * 1e9)
     share, fresh = now / best, stored.get("measured_now", False)
     head = f"This machine is running at {100 * share:.0f} % of the speed " + (
         "measured a moment ago (notebook 00 has not run here): " if fresh
@@ -674,12 +680,13 @@ def roofs(name, bytes_per_s, flops_per_s, source, kind="measured"):
             "flops_per_s": dict(flops_per_s)}
 
 
-def measured(device="cpu:0", sizes=None, megabytes=256):
-    """This machine's roofs on `device`, measured now: measured_peak per supported format
-    and measured_bandwidth (notebook 08)."""
-    flops = {dtype: measured_peak(device, dtype, sizes)["flops_per_s"]
+def measured(device="cpu:0", sizes=None, megabytes=256, stored=None):
+    """This machine's roofs on `device`, measured now, or `stored` limits' where those are
+    faster: measured_peak per supported format and measured_bandwidth (notebook 08)."""
+    flops = {dtype: measured_peak(device, dtype, sizes, stored=stored)["flops_per_s"]
              for dtype in supported_dtypes(device)}
-    return roofs(device, measured_bandwidth(device, megabytes), flops, "measured here")
+    return roofs(device, measured_bandwidth(device, megabytes, stored=stored), flops,
+                 "measured here")
 
 
 def from_survey(survey, bandwidth_gbs):

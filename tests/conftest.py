@@ -36,7 +36,7 @@ def fixed_peak(monkeypatch):
     from helpers import roofline
 
     monkeypatch.setattr(roofline, "measured_peak",
-                        lambda device="cpu:0", dtype="float32", sizes=None:
+                        lambda device="cpu:0", dtype="float32", sizes=None, **_:
                         {"flops_per_s": 1e11, "n": 2048, "dtype": dtype})
 
 

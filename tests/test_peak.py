@@ -146,7 +146,7 @@ def test_a_busy_rerun_of_notebook_00_never_lowers_the_stored_roofs(tmp_path):
 
 
 def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
-    for cache in ("_STORED", "_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
+    for cache in ("_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
         monkeypatch.setattr(roofline, cache, {})
     stored = _limits([100.0, 200.0], 20.0, "X")
     for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: other work is sharing"),
@@ -160,10 +160,23 @@ def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
     line = roofline.speed_now({**stored, "measured_now": True})[1]
     assert "of the speed measured a moment ago (notebook 00 has not run here)" in line
     assert "says nothing about other work" in line and "notebook 00 measured" not in line
+
+
+def test_the_roofs_keep_the_stored_best_only_where_asked_and_speed_now_changes_none(monkeypatch):
+    for cache in ("_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
+        monkeypatch.setattr(roofline, cache, {})
+    stored = _limits([100.0, 200.0], 20.0, "X")  # notebook 00's best: 200 GFLOP/s, 20 GB/s
     monkeypatch.setattr(roofline, "matmul_flops", lambda *a, **k: 50e9)  # busy now
     monkeypatch.setattr(roofline, "copy_bandwidth", lambda *a, **k: 5e9)
-    assert roofline.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == 200e9  # 00's best
-    assert roofline.measured_bandwidth("cpu:0", 64) >= 20e9
+    before = roofline.measured_peak("cpu:0", "float32", (512,))["flops_per_s"]
+    roofline.speed_now(stored)  # a question: it must not change the next answers
+    assert roofline.measured_peak("cpu:0", "float32", (512,))["flops_per_s"] == before == 50e9
+    assert roofline.measured_bandwidth("cpu:0", 64) == 5e9
+    peak = roofline.measured_peak("cpu:0", "float32", (512,), stored=stored)
+    assert peak["flops_per_s"] == 200e9 and peak["stored"]  # 00's best, asked for
+    assert roofline.measured_bandwidth("cpu:0", 64, stored=stored) == 20e9
+    roofs = roofline.measured("cpu:0", (512,), 64, stored=stored)
+    assert roofs["flops_per_s"]["float32"] == 200e9 and roofs["bytes_per_s"] == 20e9
 
 
 def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
@@ -183,7 +196,7 @@ def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
 
 
 def test_limits_measured_now_say_so_and_the_saved_ones_do_not(tmp_path, monkeypatch, capsys):
-    for cache in ("_STORED", "_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
+    for cache in ("_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
         monkeypatch.setattr(roofline, cache, {})
     monkeypatch.setattr(roofline, "matmul_flops", lambda *a, **k: 100e9)
     monkeypatch.setattr(roofline, "copy_bandwidth", lambda *a, **k: 10e9)
