@@ -32,7 +32,7 @@ __all__ = ["BYTES", "BYTES_PER_PARAMETER", "GPU_RULES", "MODELS", "TRAINING_FLOP
            "layer_roofline_seconds", "limits", "matmul_flops", "measure_memory", "measured",
            "measured_bandwidth", "measured_peak", "memory_table", "nhwc_vs_nchw", "points",
            "predict", "predictions", "published_peak", "published_roofs", "reading", "roofs",
-           "run", "save_limits", "share", "speed_now", "summary", "supported_dtypes",
+           "rule_lines", "run", "save_limits", "share", "speed_now", "summary", "supported_dtypes",
            "synthetic_data", "table", "tensor_core_shapes", "training_bytes", "training_intensity",
            "uint8_vs_float32_copy"]
 

@@ -18,9 +18,9 @@ import psutil
 
 from .hardware import nvidia_smi_gpus
 
-__all__ = ["SAME_WITHIN", "StepTimer", "Throughput", "Utilization", "alternate",
-           "first_and_median", "interval", "ratio", "read_profile", "step_ops", "step_stats",
-           "t_quantile", "time_fit", "time_steps", "timed_block", "wait_for"]
+__all__ = ["SAME_WITHIN", "Throughput", "Utilization", "alternate", "first_and_median",
+           "interval", "ratio", "read_profile", "step_ops", "step_stats", "t_quantile",
+           "time_fit", "timed_block", "wait_for"]
 
 SAME_WITHIN = 0.10  # two speeds whose whole interval lies within 10 % either way are "the same"
 
@@ -192,12 +192,6 @@ def time_fit(model, data, batch_size, steps, warmup):
     model.fit(**given, shuffle=False, verbose=0, callbacks=[clock])
     intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]  # no start-up step
     return intervals[warmup:needed]
-
-
-def time_steps(model, dataset, steps, batch_size, warmup=1):
-    """Median training images/s of `steps` steps on `dataset` after `warmup` (notebook 10)."""
-    return batch_size / statistics.median(time_fit(model, dataset.repeat(), batch_size, steps,
-                                                   warmup))
 
 
 class Utilization:
