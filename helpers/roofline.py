@@ -23,7 +23,7 @@ from . import config, hardware, models, published, results, timing
 from .published import GPU_DATASHEETS
 from .timing import first_and_median, step_stats, time_fit, wait_for
 
-__all__ = ["BYTES", "BYTES_PER_PARAMETER", "GPU_RULES", "MODELS", "TRAINING_FLOPS_FACTOR",
+__all__ = ["BYTES_PER_PARAMETER", "GPU_RULES", "MODELS", "TRAINING_FLOPS_FACTOR",
            "activation_bytes", "activation_values", "arithmetic_intensity", "attainable",
            "balance_verdict", "blog_points", "blog_reading", "build", "cache_bytes",
            "check_memory", "compare_intensities", "compulsory_bytes", "copy_bandwidth",
@@ -75,8 +75,6 @@ def balance_verdict(ratio, within=3.0):
 def datasheet_balance_points(reference=None, gpus=None):
     """Each datasheet GPU's FLOP per byte in float32, TF32 and 16 bits, and with `reference`
     (this CPU's float32) their ratios to it, as a DataFrame (notebooks 00 and 08)."""
-    import pandas as pd
-
     rows = []
     for name in gpus or GPU_DATASHEETS:
         sheet = GPU_DATASHEETS[name]
@@ -144,7 +142,9 @@ PARAMETER_BYTES = {"forward": 4, "backward": 36}
 PASSES = tuple(TOUCHES)  # a training step
 ACTIVATION_TOUCHES = sum(TOUCHES.values())
 BYTES_PER_PARAMETER_STEP = sum(PARAMETER_BYTES.values())
+# bytes per number of each format ("16-bit": float16 or bfloat16)
 _VALUE_BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "16-bit": 2}
+FASTER_NOW = 1.15  # speed_now above this share: the machine runs faster than 00 measured it
 
 
 def _layer_bytes(layer, batch, value_bytes, passes=PASSES):
@@ -298,8 +298,6 @@ def measured_bandwidth(device="cpu:0", megabytes=256, tries=3, stored=None):
 def limits(path=None):
     """Notebook 00's limits of this machine from build/limits.json, or, where 00 has not run
     here, the same survey measured now and saved; says which (notebooks 07-11)."""
-    import json
-
     path = path or config.BUILD_DIR / "limits.json"
     cpu = hardware.cpu_info()["model"]
     if path.exists():
@@ -325,8 +323,6 @@ def save_limits(found, path=None):
     """Write limits to build/limits.json, keeping for each multiply line and bandwidth the best
     of these and of earlier ones measured on the same CPU: other programs only slow a run down,
     so a busy rerun must not lower the roofs. Returns the labels kept from before (notebook 00)."""
-    import json
-
     path = path or config.BUILD_DIR / "limits.json"
     old = json.loads(path.read_text()) if path.exists() else {}
     kept, lines = [], found["matmul_gflops"]
@@ -357,7 +353,7 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     if share < 0.85:
         line = head + ("other work is sharing it, so speeds below are lower than this machine "
                        "can do.")
-    elif share > 1.15:
+    elif share > FASTER_NOW:
         line = head + "that ran while it was busier; the roofs below use today's faster figure."
     elif fresh:
         line = head + ("about as fast, which says nothing about other work: both ran now. Run "
@@ -662,9 +658,6 @@ def rule_lines(found):
             f"  predict: {found['prediction']}", f"  measure: {found['measured']}",
             f"  verdict: {found['text']}"]
 
-# bytes per number of each format's activations ("16-bit": float16 or bfloat16)
-BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "16-bit": 2}
-
 
 @functools.cache
 def _model(name, augment=True):
@@ -754,8 +747,6 @@ def share(ratio):
 def predictions(names, device_roofs):
     """The float32 prediction for bench networks `names` on each device, as a DataFrame: what
     to show before timing them (notebook 08)."""
-    import pandas as pd
-
     rows = []
     for name in names:
         for device in device_roofs:
@@ -773,7 +764,7 @@ def predictions(names, device_roofs):
 def _why_above(bound="compute", speed_now=None):
     """Why a run beat its roof: the roofs, where `speed_now` (speed_now's share) says the
     machine ran faster than when notebook 00 measured it, else the prediction (notebook 08)."""
-    if speed_now is not None and speed_now > 1.15:  # speed_now's line: "00 ran ... busier"
+    if speed_now is not None and speed_now > FASTER_NOW:  # speed_now's "ran ... busier"
         return ("the machine runs faster today than when notebook 00 measured its roofs, so they "
                 "can still be low: run notebook 00 again on a quiet machine")
     if bound == "memory":  # the cache-blind count's memory roof: an estimate, not a bound
@@ -833,8 +824,6 @@ def points(records, device_roofs=(), kind="measured"):
 
 def table(found):
     """Points as a DataFrame: prediction, figure, their ratio and its reading (notebook 08)."""
-    import pandas as pd
-
     return pd.DataFrame([{
         "network": p["network"], "where": p["where"], "batch": p["batch"] or "-",
         "FLOP/byte": f"{p['intensity']:.0f}",
@@ -944,7 +933,7 @@ def activation_bytes(model, dtype="float32"):
     number (float32: 4; mixed bfloat16 or float16: 2) (notebook 08)."""
     if dtype not in DTYPES:
         raise ValueError(f"Unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}.")
-    return activation_values(model) * BYTES[dtype]
+    return activation_values(model) * _VALUE_BYTES[dtype]
 
 
 def fixed_bytes(model):
