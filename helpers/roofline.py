@@ -425,9 +425,11 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source=None
                           f"{job['source']!r}, steps={steps}, warmup={warmup}, dtype={dtype!r})")
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float32" if dtype == "float32" else f"mixed_{dtype}")
+    n = 2048 if device.startswith("cpu") else 8192  # measured_peak's largest default size
     try:
         with keras.device(device):
             net, timed = build(model, augment, jit_compile), {}
+            probe = [matmul_flops(n, dtype, device, repeats=1)]  # the multiply's speed now
             if source is not None:
                 _mark(usage, f"{label} start")
                 timed["real"] = time_fit(net, source, batch_size, steps, warmup)
@@ -437,9 +439,10 @@ def run(model="cats_dogs_original", device="cpu:0", batch_size=None, source=None
             timed["synthetic"] = time_fit(net, synthetic_data(net, batch_size, held),
                                           batch_size, steps, warmup)
             _mark(usage, "end")
+            probe.append(matmul_flops(n, dtype, device, repeats=1))  # and right after
     finally:
         keras.config.set_dtype_policy(previous_policy)
-    return _record(job, net, timed, usage, command)
+    return {**_record(job, net, timed, usage, command), "multiply_now": probe}
 
 
 def _mark(usage, label):
@@ -818,12 +821,16 @@ def points(records, device_roofs=(), kind="measured"):
             "intensity": training_intensity(model, r["batch_size"], r["dtype"]),
             "flops_per_s": r["achieved_flops_per_s"], "pictures_per_s": r["images_per_s"],
             "predicted": p.get("pictures_per_s"), "bound": p.get("bound"),
-            "ratio": r["images_per_s"] / p["pictures_per_s"] if p else None})
+            "ratio": r["images_per_s"] / p["pictures_per_s"] if p else None,
+            "of_multiply_now": [r["achieved_flops_per_s"] / f  # the highest share first
+                                for f in sorted(r.get("multiply_now", []))]})
     return found
 
 
 def table(found):
-    """Points as a DataFrame: prediction, figure, their ratio and its reading (notebook 08)."""
+    """Points as a DataFrame: prediction, figure, their ratio and its reading, and where the
+    run measured it, its FLOP/s against the multiply timed just before and after (08)."""
+    probed = any(p.get("of_multiply_now") for p in found)
     return pd.DataFrame([{
         "network": p["network"], "where": p["where"], "batch": p["batch"] or "-",
         "FLOP/byte": f"{p['intensity']:.0f}",
@@ -831,7 +838,9 @@ def table(found):
         "predicted pictures/s": "-" if p["predicted"] is None else f"{p['predicted']:,.0f}",
         f"{p['kind']} pictures/s": f"{p['pictures_per_s']:,.0f}",
         "share of the prediction": "-" if p["ratio"] is None else share(p["ratio"]),
-        "reading": "-" if p["ratio"] is None else reading(p["ratio"], short=True)}
+        "reading": "-" if p["ratio"] is None else reading(p["ratio"], short=True),
+        **({"of the multiply then": "-".join(dict.fromkeys(  # one figure where both agree
+            share(x) for x in p.get("of_multiply_now", [])[::-1])) or "-"} if probed else {})}
         for p in found])
 
 

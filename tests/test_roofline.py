@@ -127,6 +127,16 @@ def test_a_record_becomes_a_point_with_its_prediction_and_share():
     assert point["ratio"] == pytest.approx(500.0 * flops / 200e9) and point["bound"] == "compute"
     (elsewhere,) = roofline.points([{**record, "device": "gpu:0"}], [device])
     assert elsewhere["predicted"] is None and elsewhere["ratio"] is None
+    assert "of the multiply then" not in roofline.table([point])  # no probe in the record
+    # the multiply timed right before and after the run: 160 and 80 GFLOP/s (busier after)
+    (probed,) = roofline.points([{**record, "multiply_now": [160e9, 80e9]}], [device])
+    achieved = 500.0 * flops
+    assert probed["of_multiply_now"] == pytest.approx([achieved / 80e9, achieved / 160e9])
+    shown = roofline.table([probed, point])["of the multiply then"].tolist()
+    assert shown == [f"{roofline.share(achieved / 160e9)}-{roofline.share(achieved / 80e9)}",
+                     "-"]  # lowest share first; a point without a probe shows none
+    (steady,) = roofline.points([{**record, "multiply_now": [160e9, 160e9]}], [device])
+    assert roofline.table([steady])["of the multiply then"][0] == roofline.share(achieved / 160e9)
 
 
 def test_readings_follow_the_share_of_the_prediction():
