@@ -51,7 +51,7 @@ def test_the_monitor_samples_each_gpu_and_the_plot_draws_a_line_for_each():
         watch.mark("inverse")
     assert {"gpu0_pct", "gpu1_pct", "gpu0_power_w"} <= set(watch.samples[-1])
     legend = [t.get_text() for t in plots.utilization(watch).axes[0].get_legend().get_texts()]
-    assert legend == ["CPU %", "GPU0 %", "GPU1 %"]
+    assert legend == ["CPU % (all programs)", "CPU % (this process)", "GPU0 %", "GPU1 %"]
 
 
 @pytest.mark.usefixtures("fake_gpu")
