@@ -65,9 +65,10 @@ def published_peak(gpu_name, dtype="float32"):
 
 
 def balance_verdict(ratio, within=3.0):
-    """'within 3x', 'more than 3x higher' or '... lower' for a ratio of balance points
-    (notebook 00)."""
-    if 1 / within <= ratio <= within:
+    """'within 3x', 'more than 3x higher' or '... lower' for a ratio of balance points, judged
+    as printed beside it, to one decimal (3.04 reads 3.0x: within) (notebook 00)."""
+    shown = round(ratio, 1) if ratio >= 1 else 1 / round(1 / ratio, 1)
+    if 1 / within <= shown <= within:
         return f"within {within:g}x"
     return f"more than {within:g}x {'higher' if ratio > within else 'lower'}"
 

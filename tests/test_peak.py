@@ -116,6 +116,7 @@ def test_balance_verdicts():
     assert roofline.balance_verdict(1 / 2.9) == "within 3x"
     assert roofline.balance_verdict(3.1) == "more than 3x higher"
     assert roofline.balance_verdict(0.3) == "more than 3x lower"
+    assert roofline.balance_verdict(3.04) == "within 3x"  # printed as 3.0x beside it
 
 
 def test_datasheet_balance_points_of_the_v100():
