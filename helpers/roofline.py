@@ -874,8 +874,8 @@ def summary(found, speed_now=None):
                        "between single runs.")
     if more > 1:
         return line + (f" The closer one does {more:.1f}x the arithmetic per step "
-                       f"({per_picture:.1f}x per picture), consistent with fixed costs "
-                       "weighing less in a longer step.")
+                       f"({per_picture:.1f}x per picture); how much of the gap fixed costs "
+                       "explain, the fixed-cost floor and the profile measure.")
     return line + (" The closer one does less arithmetic per step, which fixed costs alone "
                    "do not explain: another cost, or the noise between single runs.")
 
@@ -909,8 +909,8 @@ def blog_reading(found):
     cats = [p["ratio"] for p in (two, plain, three)]
     lines = [f"The blog's cat/dog networks reached {share(min(cats))} to {share(max(cats))} of "
              f"the V100 roofline's pictures/s, its CIFAR-10 net {share(step['cifar10']['ratio'])}"
-             + (": far below the roof, so most of each step went on something other than the "
-                "GPU's arithmetic." if max(cats) < 0.3 else ".")]
+             + (": far below the roof, so at the roof's rate their counted arithmetic would "
+                "fill only that share of each step." if max(cats) < 0.3 else ".")]
     faster = plain["pictures_per_s"] / two["pictures_per_s"]
     if faster > 1.1:
         lines.append(f"Step 2b asks the GPU for step 2's arithmetic without the augmentation, "

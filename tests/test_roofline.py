@@ -190,7 +190,7 @@ def test_the_summary_names_the_closest_and_the_furthest_and_what_they_compute():
     # other's per step and per picture: 50x both
     assert numbers(line) == [0, 90, 0, 30, 50.0, 50.0] and "not timed in alternation" in line
     assert line.startswith("Closest to its roof: deep") and "furthest below: small" in line
-    assert "ranks nothing by itself" in line and "consistent with fixed costs" in line
+    assert "ranks nothing by itself" in line and "the fixed-cost floor and the profile" in line
     bigger = dict(point("small", 0.3, 1e8), batch=4)
     assert numbers(roofline.summary([dict(point("deep", 0.9, 5e9), batch=1), bigger]))[4:6] == [
         12.5, 50.0]  # per step 50x / 4: the other takes 4 pictures a step
