@@ -352,10 +352,11 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
         "measured a moment ago (notebook 00 has not run here): " if fresh
         else "notebook 00 measured: ")
     if share < 0.85:
-        line = head + ("other work is sharing it, so speeds below are lower than this machine "
-                       "can do.")
+        line = head + ("consistent with other work sharing it: speeds below can be lower than "
+                       "this machine can do.")
     elif share > FASTER_NOW:
-        line = head + "that ran while it was busier; the roofs below use today's faster figure."
+        line = head + ("consistent with that run sharing the machine more; the roofs below use "
+                       "today's faster figure.")
     elif fresh:
         line = head + ("about as fast, which says nothing about other work: both ran now. Run "
                        "notebook 00 on a quiet machine for roofs to compare with.")

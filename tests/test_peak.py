@@ -150,7 +150,7 @@ def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
     for cache in ("_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
         monkeypatch.setattr(roofline, cache, {})
     stored = _limits([100.0, 200.0], 20.0, "X")
-    for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: other work is sharing"),
+    for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: consistent with other"),
                       (1.0, "at 100 % of the speed notebook 00 measured: about as fast as then"),
                       (1.3, "at 130 %"), (0.9, "at 90 %")):
         monkeypatch.setattr(roofline, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
