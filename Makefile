@@ -216,7 +216,7 @@ test-gpu-rehearsal: $(VENV)/.installed
 	  PYTHONPATH="$(CURDIR)/tests/gpu_rehearsal_site" COURSE_PROFILE=smoke \
 	  $(PY) -m pytest --nbval-lax --durations=10 notebooks/00_*.ipynb notebooks/08_*.ipynb \
 	  notebooks/09_*.ipynb notebooks/10_*.ipynb notebooks/11_*.ipynb tests/test_gpu_rehearsal.py \
-	  tests/test_hardware.py tests/test_monitor.py tests/test_plots.py tests/test_peak.py \
+	  tests/test_hardware.py tests/test_monitor.py tests/test_plots.py tests/test_roofs.py \
 	  tests/test_distributed.py tests/test_memory.py \
 	  tests/test_bench.py::test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline
 

@@ -143,7 +143,7 @@ SETTINGS = {
         "sample": dict(rounds=6, seconds=1.0),
         "full": dict(rounds=8, seconds=2.0),
     },
-    # roofline.run (the benchmark), notebooks 07-08: warm-up and timed training steps a measurement
+    # benchmark.run (the benchmark), notebooks 07-08: warm-up and timed training steps a measurement
     "bench": {
         "smoke": dict(warmup=1, steps=3, peak_sizes=(512,)),
         "sample": dict(warmup=3, steps=15, peak_sizes=None),  # None: the device's default

@@ -8,10 +8,11 @@ from keras import layers
 
 from . import config, published
 
-__all__ = ["BASES", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture",
-           "augmentation", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
-           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "mnist_cnn",
-           "sentiment_net", "text_lstm", "unfreeze_top_third"]
+__all__ = ["BASES", "MODELS", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE",
+           "architecture", "augmentation", "build", "cats_dogs_deep", "cats_dogs_net",
+           "cats_dogs_transfer", "cifar10_net", "classifier_head", "extract_features",
+           "frozen_base", "imagenet_base", "mnist_cnn", "sentiment_net", "text_lstm",
+           "unfreeze_top_third"]
 
 
 def mnist_cnn():
@@ -239,3 +240,30 @@ def unfreeze_top_third(base):  #@save
 
 def _weights(name):
     return config.pretrained_weights(name)
+
+
+# name -> how to build it (augment=False when the input pipeline augments), classes, default batch
+MODELS = {
+    "mnist_cnn": (lambda augment: mnist_cnn(), 10, 64),
+    "cifar10_net": (lambda augment: cifar10_net(), 10, 128),
+    "cats_dogs_original": (lambda augment: cats_dogs_net("0", augment=augment), 1, 32),
+    "cats_dogs_improved": (lambda augment: cats_dogs_net("2", augment=augment), 1, 32),
+    "cats_dogs_128px": (lambda augment: cats_dogs_net("3", augment=augment), 1, 32),
+    "cats_dogs_deep": (lambda augment: cats_dogs_deep(augment=augment), 1, 32),
+}
+
+
+def _check(name, choices, what):
+    if name not in choices:
+        raise ValueError(f"Unknown {what} {name!r}; choose one of {', '.join(choices)}.")
+
+
+def build(name, augment=True, jit_compile="auto"):
+    """A bench network compiled with Adam and its cross-entropy; `jit_compile` as Keras takes it
+    ("auto": XLA where Keras' rules allow it, never with augmentation layers) (notebooks 07, 08)."""
+    _check(name, MODELS, "model")
+    builder, classes, _ = MODELS[name]
+    model = builder(augment)
+    loss = "binary_crossentropy" if classes == 1 else "sparse_categorical_crossentropy"
+    model.compile(optimizer="adam", loss=loss, jit_compile=jit_compile)
+    return model

@@ -200,7 +200,7 @@ _MARKERS = {"measured": "o", "recorded": "s", "published": "^"}
 
 
 def roofline(roofs, points=(), title="Roofline"):
-    """A log-log roofline of `roofs` (helpers.roofline: a memory roof and a compute roof per
+    """A log-log roofline of `roofs` (helpers.roofs: a memory roof and a compute roof per
     number format, each labelled with its figure and ridge point) and `points` (label,
     intensity, flops_per_s, kind: the marker) (notebooks 00, 08)."""
     ridges = [top / r["bytes_per_s"] for r in roofs for top in r["flops_per_s"].values()]

@@ -1,5 +1,5 @@
 """Published figures, never measured here: the blog's (source 000) and NVIDIA's GPU datasheets,
-each cited; notebooks 00 (through helpers.roofline), 04, 05, 07 and 08 show them, labelled. Also
+each cited; notebooks 00 (through helpers.roofs), 04, 05, 07 and 08 show them, labelled. Also
 the blog's ladder steps, which models.cats_dogs_net builds (notebooks 04, 05)."""
 
 __all__ = ["CIFAR10_EXAMPLES_PER_S", "GPU_DATASHEETS", "LADDER", "LADDER_ACCURACY",

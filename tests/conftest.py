@@ -33,9 +33,9 @@ def profile(monkeypatch):
 @pytest.fixture
 def fixed_peak(monkeypatch):
     """The measured matrix-multiply peak fixed at 100 GFLOP/s: no multiply is timed."""
-    from helpers import roofline
+    from helpers import roofs
 
-    monkeypatch.setattr(roofline, "measured_peak",
+    monkeypatch.setattr(roofs, "measured_peak",
                         lambda device="cpu:0", dtype="float32", sizes=None, **_:
                         {"flops_per_s": 1e11, "n": 2048, "dtype": dtype})
 

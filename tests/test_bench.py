@@ -1,10 +1,10 @@
-"""helpers.roofline: a timed run and its record, the input-wait share; tools.bench, its recording
+"""helpers.benchmark: a timed run and its record, the input-wait share; tools.bench, its recording
 command line, and its plan."""
 
 import json
 import time
 
-from helpers import data, results, roofline
+from helpers import benchmark, data, models, results
 from tools import bench as recorder
 
 import keras
@@ -14,11 +14,11 @@ from gpu_rehearsal import fake_gpu, fake_nvidia_smi  # noqa: F401  (fixtures, us
 
 
 def test_a_synthetic_run_gives_a_complete_record(fixed_peak):
-    record = roofline.run("mnist_cnn", batch_size=16, steps=4, warmup=1)
+    record = benchmark.run("mnist_cnn", batch_size=16, steps=4, warmup=1)
     assert record["images_per_s"] > 0 and record["step_s"]["p10"] <= record["step_s"]["p90"]
     assert record["timed_steps"] == 4 and record["warmup_steps"] == 1
     assert record["hardware"]["cpu"]["logical_cores"] >= 1 and record["backend"] == "tensorflow"
-    assert record["kind"] == "recorded" and "roofline.run('mnist_cnn'" in record["command"]
+    assert record["kind"] == "recorded" and "benchmark.run('mnist_cnn'" in record["command"]
     assert record["source"] == "synthetic" and record["workers"] is None
     json.dumps(record)  # a record must be storable as JSON
 
@@ -44,9 +44,9 @@ class SlowBatches(keras.utils.PyDataset):
 @pytest.mark.processes
 @pytest.mark.alone  # beside the notebooks, a busy core slowed the fast run's steps to half speed
 def test_a_slow_source_makes_the_network_wait_and_a_fast_one_does_not(fixed_peak):
-    slow = roofline.run("mnist_cnn", batch_size=16, steps=6, warmup=2,
+    slow = benchmark.run("mnist_cnn", batch_size=16, steps=6, warmup=2,
                      source=SlowBatches(0.1), label="slow")
-    fast = roofline.run("mnist_cnn", batch_size=16, steps=6, warmup=2,
+    fast = benchmark.run("mnist_cnn", batch_size=16, steps=6, warmup=2,
                      source=SlowBatches(0.0), label="fast")
     assert slow["source"] == "slow" and slow["input_wait_share"] > 0.5
     assert slow["images_per_s"] < 16 / 0.1  # never faster than the source makes batches
@@ -56,7 +56,7 @@ def test_a_slow_source_makes_the_network_wait_and_a_fast_one_does_not(fixed_peak
 def test_a_pydataset_records_its_workers(fixed_peak):
     paths, labels, _ = data.cats_dogs_files("train", limit=16)
     loader = data.PillowBatches(paths, labels, 64, 8, repeat=3, workers=2)
-    record = roofline.run("cats_dogs_original", batch_size=8, steps=3, warmup=1, source=loader,
+    record = benchmark.run("cats_dogs_original", batch_size=8, steps=3, warmup=1, source=loader,
                        label="python", augment=False)
     assert record["workers"] == 2 and record["use_multiprocessing"] is False
     assert record["augment_in_model"] is False and results.table([record])["source"][0] == (
@@ -79,11 +79,11 @@ def plan(argv):
 
 def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(monkeypatch):
     monkeypatch.setattr(recorder.hardware, "devices", lambda: ["cpu:0", "gpu:0"])
-    monkeypatch.setattr(recorder.roofline, "supported_dtypes",
+    monkeypatch.setattr(recorder.roofs, "supported_dtypes",
                         lambda device: ["float32", "float16", "bfloat16"])
     gpu = plan(["--all", "--device", "gpu"])  # (model, device, batch, source, ..., jit, dtype)
     assert {(run[0], run[-1]) for run in gpu} == {
-        (m, t) for m in roofline.MODELS for t in ("float32", "float16", "bfloat16")}
+        (m, t) for m in models.MODELS for t in ("float32", "float16", "bfloat16")}
     assert {run[1] for run in gpu} == {"gpu:0"} and {run[3] for run in gpu} == {"synthetic"}
     as_it_comes = [run for run in gpu if run[6] is None]
     assert sorted(run[2] for run in as_it_comes
@@ -92,7 +92,7 @@ def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(mo
             if run[0] == "cats_dogs_deep" and run[-1] == "float16"] == [32]
     # the XLA pair: every network in every format at its own batch, jit_compile both ways
     assert sorted((run[0], run[2], str(run[6]), run[-1]) for run in gpu if run[6]) == sorted(
-        (m, roofline.MODELS[m][2], j, t) for m in roofline.MODELS for j in ("auto", "True")
+        (m, models.MODELS[m][2], j, t) for m in models.MODELS for j in ("auto", "True")
         for t in ("float32", "float16", "bfloat16"))
     everything = plan(["--all"])  # the CPU in float32, with the input-pipeline runs
     assert {run[-1] for run in everything if run[1] == "cpu:0"} == {"float32"}
@@ -138,12 +138,12 @@ def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(fixed
 
 @pytest.mark.processes
 def test_jit_compile_is_recorded_and_augmentation_layers_refuse_xla(fixed_peak):
-    assert roofline.build("cats_dogs_original", augment=False, jit_compile=True).jit_compile is True
+    assert models.build("cats_dogs_original", augment=False, jit_compile=True).jit_compile is True
     with pytest.warns(UserWarning, match="doesn't support `jit_compile=True`"):
-        assert roofline.build("cats_dogs_original", jit_compile=True).jit_compile is False
-    record = roofline.run("mnist_cnn", batch_size=8, steps=3, warmup=0, jit_compile=True)
+        assert models.build("cats_dogs_original", jit_compile=True).jit_compile is False
+    record = benchmark.run("mnist_cnn", batch_size=8, steps=3, warmup=0, jit_compile=True)
     assert record["jit_compile"] is True and record["xla"] is True
-    default = roofline.run("mnist_cnn", batch_size=8, steps=3, warmup=0)  # a CPU-only machine
+    default = benchmark.run("mnist_cnn", batch_size=8, steps=3, warmup=0)  # a CPU-only machine
     assert default["jit_compile"] == "auto" and default["xla"] is False
 
 
@@ -153,10 +153,10 @@ def test_on_a_cpu_the_gpu_rules_say_why_they_are_skipped(capsys):
     assert out.count("skipped on cpu:0: it is about a GPU") == 3 and "predict" not in out
 
 
-@pytest.mark.parametrize("rule", roofline.GPU_RULES)
+@pytest.mark.parametrize("rule", benchmark.GPU_RULES)
 def test_each_gpu_rule_prints_a_prediction_from_its_numbers_a_measurement_and_a_verdict(rule):
-    found = getattr(roofline, rule)("cpu:0", "Tesla T4")  # any device runs it; only a GPU means it
-    lines = roofline.rule_lines(found)
+    found = getattr(benchmark, rule)("cpu:0", "Tesla T4")  # any device runs it; only a GPU means it
+    lines = benchmark.rule_lines(found)
     assert [line.split(":")[0].strip() for line in lines[1:]] == ["predict", "measure", "verdict"]
     assert found["verdict"] in ("faster", "slower", "same", "inconclusive")
     assert any(c.isdigit() for c in found["prediction"]) and len(found["speeds"]) == 2
@@ -164,11 +164,11 @@ def test_each_gpu_rule_prints_a_prediction_from_its_numbers_a_measurement_and_a_
 
 def test_bad_names_get_clear_errors():
     with pytest.raises(ValueError, match="cats_dogs_128px"):
-        roofline.run("resnet50")
+        benchmark.run("resnet50")
     with pytest.raises(ValueError, match="not 'jpeg': leave it out for synthetic data"):
-        roofline.run("mnist_cnn", source="jpeg")
+        benchmark.run("mnist_cnn", source="jpeg")
     with pytest.raises(ValueError, match="Unknown dtype 'int8'"):
-        roofline.run("mnist_cnn", dtype="int8")
+        benchmark.run("mnist_cnn", dtype="int8")
 
 
 def test_cli_help_and_missing_model(capsys):

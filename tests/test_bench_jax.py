@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("jax", reason="JAX is not installed here; `make test-jax` runs this test "
                                   "in .cache/venv-jax (requirements-jax.txt)")
 
-from helpers import config, results, roofline  # noqa: E402
+from helpers import config, models, results, roofline  # noqa: E402
 
 # What notebooks 08 and 09 read from a record (results.table, roofline.points, their filters)
 READ = {"batch_size", "dtype", "input_wait_share", "achieved_flops_per_s", "peak_share",
@@ -41,7 +41,7 @@ def test_every_network_is_recorded_on_jax_in_both_formats_without_tensorflow(rec
     assert "tensorflow imported: False" in stdout
     found = results.load(out)
     assert {(r["model"], r["dtype"]) for r in found} == {
-        (m, t) for m in roofline.MODELS for t in ("float32", "bfloat16")}
+        (m, t) for m in models.MODELS for t in ("float32", "bfloat16")}
     for r in found:
         assert READ <= r.keys(), READ - r.keys()
         assert r["backend"] == "jax" and r["device"] == "cpu:0"
@@ -59,6 +59,6 @@ def test_the_training_memory_of_every_network_is_recorded(recorded):
     memory = json.loads(path.read_text())
     assert memory["backend"] == "jax" and memory["device"] == "cpu:0"
     assert {(m["network"], m["dtype"]) for m in memory["runs"]} == {
-        (m, t) for m in roofline.MODELS for t in ("float32", "bfloat16")}
+        (m, t) for m in models.MODELS for t in ("float32", "bfloat16")}
     for m in memory["runs"]:
         assert len(m["peak_bytes"]) == 3 and min(m["peak_bytes"]) > 0, m

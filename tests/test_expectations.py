@@ -14,7 +14,7 @@ test-slow`): notebook 01's 96–99 % (tests/test_training.py) and step 2b learni
 import json
 import math
 
-from helpers import config, exercises, hardware, models, roofline
+from helpers import config, exercises, hardware, models, roofline, roofs
 
 import pytest
 
@@ -86,13 +86,13 @@ def deep(**change):
 
 def a100_tf32(step):
     """The roofline's prediction for a ladder step on an A100 (datasheet) training in TF32."""
-    return roofline.predict(models.cats_dogs_net(step), roofline.published_roofs(("A100",))[0],
+    return roofline.predict(models.cats_dogs_net(step), roofs.published_roofs(("A100",))[0],
                             "tf32")
 
 
 def a100_16bit(step):
     """The same prediction in the A100's 16-bit formats (datasheet)."""
-    return roofline.predict(models.cats_dogs_net(step), roofline.published_roofs(("A100",))[0],
+    return roofline.predict(models.cats_dogs_net(step), roofs.published_roofs(("A100",))[0],
                             "16-bit")
 
 

@@ -3,7 +3,7 @@ Tesla T4s in nvidia-smi and in TensorFlow's device lists, their work placed on t
 a CPU cannot rehearse (a GPU's speed, float16 Tensor Cores, a GPU allocator's memory figures,
 NCCL's all-reduce) is not asserted here."""
 
-from helpers import hardware, plots, roofline, timing
+from helpers import benchmark, hardware, plots, roofs, timing
 
 import numpy as np
 import page_source
@@ -24,8 +24,8 @@ def test_the_hardware_table_and_mixed_precision_support_name_both_t4s():
 @pytest.mark.usefixtures("fake_gpu")
 def test_a_t4_is_offered_float16_but_not_bfloat16_and_work_placed_on_it_runs():
     assert hardware.devices()[-2:] == ["gpu:0", "gpu:1"]
-    assert roofline.supported_dtypes("gpu:0") == ["float32", "float16"]
-    assert roofline.matmul_flops(128, "float16", device="gpu:1", repeats=1) > 0
+    assert roofs.supported_dtypes("gpu:0") == ["float32", "float16"]
+    assert roofs.matmul_flops(128, "float16", device="gpu:1", repeats=1) > 0
 
 
 @pytest.mark.usefixtures("one_fake_gpu")
@@ -56,13 +56,12 @@ def test_the_monitor_samples_each_gpu_and_the_plot_draws_a_line_for_each():
 
 @pytest.mark.usefixtures("fake_gpu")
 def test_the_gpu_rules_each_print_a_prediction_a_measurement_and_a_verdict():
-    from helpers import roofline
 
-    found = roofline.gpu_rules("gpu:0", "Tesla T4")  # on the CPU here: the verdicts mean nothing
+    found = benchmark.gpu_rules("gpu:0", "Tesla T4")  # on the CPU here: the verdicts mean nothing
     assert [r["rule"] for r in found] == ["tensor-core shapes", "NHWC vs NCHW",
                                           "uint8 vs float32 over PCIe"]
     for r in found:
-        lines = roofline.rule_lines(r)
+        lines = benchmark.rule_lines(r)
         assert [x.split(":")[0].strip() for x in lines[1:]] == ["predict", "measure", "verdict"]
         assert r["verdict"] in ("faster", "slower", "same", "inconclusive")
     assert "8.0x (the T4 datasheet's float16 over float32" in found[0]["prediction"]

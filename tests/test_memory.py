@@ -1,6 +1,7 @@
-"""helpers.roofline: training memory predicted from the layer shapes, and measured."""
+"""tools.memory and helpers: training memory predicted from the layer shapes (roofline), and
+measured in fresh processes (benchmark)."""
 
-from helpers import roofline
+from helpers import benchmark, roofline
 
 import keras
 import pytest
@@ -32,9 +33,9 @@ def test_the_largest_batch_that_fits():
 
 
 def test_growth_is_the_slope_of_peak_memory_against_batch():
-    assert roofline.growth([10, 20, 40], [1100, 1200, 1400]) == pytest.approx(10)
+    assert benchmark.growth([10, 20, 40], [1100, 1200, 1400]) == pytest.approx(10)
     with pytest.raises(ValueError, match="two or more different batch sizes"):
-        roofline.growth([8, 8], [1, 2])
+        benchmark.growth([8, 8], [1, 2])
 
 
 def rehearsing_a_gpu():
@@ -58,10 +59,10 @@ def test_the_measured_growth_per_picture_is_within_3x_of_the_prediction():
     # one training step at three growing batch sizes, each network in a fresh process; the
     # 1.5 GB held here must not count there (a notebook's kernel holds that much and more)
     held = np.ones(int(1.5e9) // 8)
-    found = roofline.measure_memory([("cifar10_net", "float32"), ("cats_dogs_128px", "float32")],
+    found = benchmark.measure_memory([("cifar10_net", "float32"), ("cats_dogs_128px", "float32")],
                            span_mb=200)
     assert held.sum() > 0
     for m in found:
         assert m["peak_bytes"] == sorted(m["peak_bytes"]), m
         assert 1 / 3 <= m["ratio"] <= 3, (m["network"], m["growth"], m["predicted"])
-    assert list(roofline.check_memory(found)["verdict"]) == ["within 3x", "within 3x"]
+    assert list(benchmark.check_memory(found)["verdict"]) == ["within 3x", "within 3x"]

@@ -144,7 +144,7 @@ def test_every_package_the_helpers_import_is_a_dependency():
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                     [node.module] if node.level == 0 else [])
                 needed |= {n.split(".")[0] for n in names}
-    jax_backend_only = {"jax"}  # imported only when Keras runs on JAX (roofline.py)
+    jax_backend_only = {"jax"}  # imported only when Keras runs on JAX (benchmark.py)
     third_party = needed - set(sys.stdlib_module_names) - {"helpers"} - jax_backend_only
     missing = {distribution.get(n, n).lower() for n in third_party} - declared
     assert missing == set(), f"imported by helpers/ but not in dependencies: {missing}"

@@ -65,9 +65,9 @@ def test_heat_maps_are_laid_over_their_pictures():
 
 
 def test_roofline_draws_each_roof_at_its_figure_and_each_point_where_it_belongs():
-    from helpers import roofline
+    from helpers import roofs
 
-    cpu = roofline.roofs("cpu:0", 10e9, {"float32": 100e9, "bfloat16": 400e9}, "measured here")
+    cpu = roofs.roofs("cpu:0", 10e9, {"float32": 100e9, "bfloat16": 400e9}, "measured here")
     point = {"label": "net", "intensity": 20.0, "flops_per_s": 50e9, "kind": "measured"}
     ax = plots.roofline([cpu], [point]).axes[0]
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")

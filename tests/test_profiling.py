@@ -1,6 +1,6 @@
 """helpers.timing: a real TensorFlow profile of a few training steps, read back."""
 
-from helpers import data, roofline, timing
+from helpers import data, models, timing
 
 import keras
 import pytest
@@ -8,7 +8,7 @@ import pytest
 
 def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
     paths, labels, _ = data.cats_dogs_files("train", limit=16)
-    model = roofline.build("cats_dogs_original")
+    model = models.build("cats_dogs_original")
     board = keras.callbacks.TensorBoard(str(tmp_path), profile_batch=(2, 3))
     model.fit(data.image_pipeline(paths, labels, 64, 4, repeat=True), steps_per_epoch=4,
               epochs=1, verbose=0, shuffle=False, callbacks=[board])

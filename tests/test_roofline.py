@@ -1,8 +1,8 @@
-"""helpers.roofline: roofs, predictions from them, and the blog's V100 figures under its roof."""
+"""helpers.roofline: FLOPs and bytes per picture, predictions from roofs, points, the blog."""
 
 import math
 
-from helpers import models, results, roofline
+from helpers import models, results, roofline, roofs
 
 import keras
 import pytest
@@ -58,10 +58,10 @@ def test_compulsory_bytes_are_adams_state_both_ways_and_the_pictures_beyond_the_
     assert roofline.compulsory_bytes(tiny_dense(), 10) == (12_120 + 1_000 + 12_120) / 10
     assert roofline.compulsory_bytes(tiny_dense(), 10, 5_000) == (8_120 + 7_120) / 10
     assert roofline.compulsory_bytes(tiny_dense(), 10, 20_000) == 0  # it all fits
-    for name in roofline.MODELS:  # a part of the cache-blind count, for every network
-        net, batch = roofline.build(name), roofline.MODELS[name][2]
+    for name in models.MODELS:  # a part of the cache-blind count, for every network
+        net, batch = models.build(name), models.MODELS[name][2]
         assert roofline.compulsory_bytes(net, batch) < roofline.training_bytes(net, batch)
-        for sheet in roofline.published_roofs(("V100", "A100")):
+        for sheet in roofs.published_roofs(("V100", "A100")):
             p = roofline.predict(net, sheet, batch=batch, cache=0)
             assert p["upper_bound"] >= p["pictures_per_s"]  # the estimate never beats the bound
 
@@ -74,7 +74,7 @@ def test_the_roofline_is_the_lower_of_the_memory_and_the_compute_roof():
 
 
 def test_a_prediction_is_the_binding_roof_over_the_training_flops():
-    device = roofline.roofs("toy", 1e4, {"float32": 1e6, "bfloat16": 1.5e5}, "made up")
+    device = roofs.roofs("toy", 1e4, {"float32": 1e6, "bfloat16": 1.5e5}, "made up")
     slow = roofline.predict(tiny_dense(), device, batch=1010)  # ridge at 100: memory-bound
     assert (slow["intensity"], slow["bound"], slow["training_flops"]) == (9.375, "memory", 6000)
     assert slow["pictures_per_s"] == pytest.approx(9.375 * 1e4 / 6000)
@@ -99,18 +99,10 @@ def test_a_prediction_is_the_binding_roof_over_the_training_flops():
 
 def test_bad_roofs_and_a_missing_format_get_clear_errors():
     with pytest.raises(ValueError, match="positive bandwidth"):
-        roofline.roofs("cpu:0", 0, {"float32": 1e9}, "measured here")
-    device = roofline.roofs("cpu:0", 1e9, {"float32": 1e9}, "measured here")
+        roofs.roofs("cpu:0", 0, {"float32": 1e9}, "measured here")
+    device = roofs.roofs("cpu:0", 1e9, {"float32": 1e9}, "measured here")
     with pytest.raises(ValueError, match="no bfloat16 roof; it has float32"):
         roofline.predict(tiny_dense(), device, "bfloat16")
-
-
-def test_notebook_00s_survey_gives_one_roof_per_device_at_its_best_multiply():
-    survey = {"cpu:0 float32": ([256, 512], [80.0, 120.0]),
-              "cpu:0 bfloat16": ([256, 512], [300.0, 250.0])}
-    (cpu,) = roofline.from_survey(survey, {"cpu:0": 12.5})
-    assert cpu["flops_per_s"] == {"float32": 120e9, "bfloat16": 300e9}
-    assert cpu["bytes_per_s"] == 12.5e9
 
 
 def test_a_record_becomes_a_point_with_its_prediction_and_share():
@@ -119,7 +111,7 @@ def test_a_record_becomes_a_point_with_its_prediction_and_share():
     record = {"model": "cifar10_net", "device": "cpu:0", "batch_size": 128, "dtype": "float32",
               "augment_in_model": False, "images_per_s": 500.0,
               "achieved_flops_per_s": 500.0 * flops, "training_flops_per_image": flops}
-    device = roofline.roofs("cpu:0", 20e9, {"float32": 200e9}, "measured here")
+    device = roofs.roofs("cpu:0", 20e9, {"float32": 200e9}, "measured here")
     (point,) = roofline.points([record], [device])
     assert point["intensity"] == pytest.approx(roofline.training_intensity(net, 128))
     # about 72 FLOP/byte to train, far above the ridge at 10: compute-bound at 200 GFLOP/s
@@ -172,9 +164,9 @@ def test_every_recorded_run_stays_under_its_upper_bound():
     runs = results.load()
     assert runs, "no bench record in results/"
     for r in runs:
-        device = roofline.roofs(r["device"], math.inf, {r["dtype"]: r["matmul_peak"][
+        device = roofs.roofs(r["device"], math.inf, {r["dtype"]: r["matmul_peak"][
             "flops_per_s"]}, "recorded", kind="recorded")
-        model = roofline.build(r["model"], r["augment_in_model"])
+        model = models.build(r["model"], r["augment_in_model"])
         p = roofline.predict(model, device, r["dtype"], r["batch_size"])
         assert p["upper_bound_roof"] == "compute", (r["model"], r["date"])
         assert r["images_per_s"] <= p["upper_bound"], (r["model"], r["date"], p["upper_bound"])
@@ -213,3 +205,79 @@ def test_the_blogs_v100_ran_far_below_its_roof_and_supports_both_of_its_explanat
     words = roofline.blog_reading(list(points.values()))
     assert "consistent with the blog's explanation, an input pipeline on the CPU" in words
     assert "consistent with the blog's reading that more arithmetic" in words
+
+
+def profiler_flops(model):
+    """FLOPs per op type for one image, counted by TensorFlow's graph profiler."""
+    import tensorflow as tf
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2,
+    )
+
+    spec = tf.TensorSpec((1, *model.input_shape[1:]), tf.float32)
+    forward = tf.function(lambda x: model(x, training=False), autograph=False)
+    graph = convert_variables_to_constants_v2(forward.get_concrete_function(spec)).graph
+    options = tf.compat.v1.profiler.ProfileOptionBuilder.float_operation()
+    options["output"] = "none"
+    report = tf.compat.v1.profiler.profile(graph=graph, cmd="op", options=options)
+    counts, todo = {}, list(report.children)
+    while todo:  # the "op" view nests op types in a chain; float_ops is each type's own count
+        node = todo.pop()
+        counts[node.name] = node.float_ops
+        todo += node.children
+    return counts
+
+
+@pytest.mark.parametrize("name", list(models.MODELS))
+def test_flops_from_layer_shapes_match_the_tensorflow_profiler(name):
+    model = models.build(name)
+    counted = profiler_flops(model)
+    assert roofline.flops_per_image(model) == counted["Conv2D"] + counted.get("MatMul", 0)
+
+
+def test_flops_of_a_tiny_net_by_hand():
+    model = keras.Sequential([keras.Input((5, 5, 1)), keras.layers.Conv2D(2, 3),
+                              keras.layers.Flatten(), keras.layers.Dense(3)])
+    # conv: 3x3 outputs x 2 filters, 9 multiply-adds each; dense: 18 inputs x 3 outputs
+    assert roofline.flops_per_image(model) == 2 * (3 * 3 * 2 * 9) + 2 * (18 * 3)
+
+
+def test_depthwise_convolutions_count_so_mobilenet_matches_its_paper():
+    # MobileNet (Howard et al., 2017), 0.25 width at 224 px: 41 million multiply-adds, nearly
+    # all in its depthwise and pointwise convolutions (the 1000-way top adds 0.26 million)
+    base = models.imagenet_base("mobilenet_0.25", 224)
+    assert abs(roofline.flops_per_image(base) / 2 - 41e6) / 41e6 < 0.03
+    depthwise = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.DepthwiseConv2D(3)])
+    assert roofline.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9  # 2x2x2 outputs, 9 each
+
+
+def test_cifar10_net_matches_the_tensorflow_tutorial():
+    model = models.cifar10_net()
+    assert model.count_params() == 1_068_298  # the tutorial's own figure
+    multiply_adds = roofline.flops_per_image(model) / 2
+    assert abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1  # "about 19.5M multiply-add operations"
+    assert model.input_shape == (None, 24, 24, 3) and model.output_shape == (None, 10)
+
+
+def test_deeper_nets_need_more_arithmetic_per_picture_and_per_byte():
+    nets = [models.build(n) for n in ("cats_dogs_original", "cats_dogs_128px", "cats_dogs_deep")]
+    flops = [roofline.flops_per_image(n) for n in nets]
+    intensity = [roofline.arithmetic_intensity(n) for n in nets]
+    assert flops[1] > 10 * flops[0] and flops[2] > 4 * flops[1]
+    assert intensity == sorted(intensity) and intensity[2] > 5 * intensity[0]
+
+
+def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
+    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3),
+                              keras.layers.Flatten(), keras.layers.Dense(2)])
+    # input read once: 8*8*3 float32 = 768 B; the convolution's 6*6*4 = 144 outputs touched 5
+    # times (2,880 B) and its 112 parameters 40 B a step over 4 pictures (1,120 B); Flatten moves
+    # nothing; the Dense layer's 2 outputs (40 B) and 290 parameters (2,900 B)
+    assert roofline.training_bytes(model, batch=4) == 768 + 2880 + 1120 + 0 + 40 + 2900
+    bytes_bf16 = roofline.training_bytes(model, batch=4, dtype="bfloat16")
+    assert bytes_bf16 == 384 + 1440 + 1120 + 20 + 2900
+    flops = 3 * (2 * 108 * 36 + 2 * 288)  # training = 3 x forward
+    assert roofline.training_intensity(model, batch=4) == pytest.approx(flops / 7708)
+    # each layer at its own roof: the convolution compute-bound, the Dense layer memory-bound
+    seconds = roofline.layer_roofline_seconds(model, 4, flops_per_s=1e6, bytes_per_s=1e6)
+    assert seconds == pytest.approx(768 / 1e6 + 3 * 7776 / 1e6 + 2940 / 1e6)

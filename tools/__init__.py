@@ -7,7 +7,7 @@ export_slides           reveal.js decks in build/slides
 build_site              the course website in build/site (Sphinx + myst-nb)
 colab                   Colab badges and setup cells
 slide_types             a slide type for every cell that has none
-bench                   record benchmark runs into results/ (helpers.roofline)
+bench                   record benchmark runs into results/ (helpers.benchmark)
 ladder                  record notebook 05's cat/dog ladder into results/, resumably
 check_lock              does requirements.lock install on every platform and Python? (pip's dry run)
 check_python            the Python make found, 3.11-3.13 (a script: `python3 tools/check_python.py`)

@@ -1,4 +1,4 @@
-"""Record benchmark runs (helpers.roofline, notebooks 07 and 08) into results/.
+"""Record benchmark runs (helpers.benchmark, notebooks 07 and 08) into results/.
 
     python -m tools.bench --model cats_dogs_128px --batch 64 --steps 20
     python -m tools.bench --model cats_dogs_original --source python --workers 4
@@ -9,8 +9,8 @@
 
 `--all` runs every network in every number format the device supports (CPUs: float32), the
 batch sweep, a utilisation and power timeline per run, and the training-memory peaks
-(helpers.roofline); on a GPU also each network with augmentation moved out of it, XLA both ways
-(Keras' default jit_compile and jit_compile=True), and the three GPU rules (helpers.roofline:
+(helpers.benchmark); on a GPU also each network with augmentation moved out of it, XLA both ways
+(Keras' default jit_compile and jit_compile=True), and the three GPU rules (helpers.benchmark:
 Tensor Core shapes, NHWC against NCHW, uint8 against float32 batches over PCIe), each a
 prediction printed beside its measurement and verdict. `--record` writes the records into
 results/ (helpers.results).
@@ -23,7 +23,7 @@ import shlex
 import sys
 import time
 
-from helpers import config, hardware, results, roofline, timing
+from helpers import benchmark, config, hardware, models, results, roofs, timing
 
 import keras
 
@@ -46,7 +46,7 @@ def _parser():
         prog="python -m tools.bench",
         description="Train a course model for a few steps and report images/s, input-wait "
                     "share, FLOP/s and the share of the measured matrix-multiply peak.")
-    p.add_argument("--model", action="append", choices=list(roofline.MODELS),
+    p.add_argument("--model", action="append", choices=list(models.MODELS),
                    help="model to run (repeatable; with --all: only these)")
     p.add_argument("--all", action="store_true",
                    help="every model in every dtype of each device (CPUs: float32), the "
@@ -106,12 +106,12 @@ def _plan(args):
     """(model, device, batch, source, workers, multiprocessing, jit, dtype) of every run asked
     for; jit None: as the network comes (Keras' default), else "auto" or True on the network
     without its augmentation layers (the XLA pair)."""
-    names, dtypes = args.model or list(roofline.MODELS), args.dtype
+    names, dtypes = args.model or list(models.MODELS), args.dtype
     if not args.all:
         if not args.model:
             if args.rules:
                 return []
-            raise SystemExit("Name a model with --model (one of: " + ", ".join(roofline.MODELS)
+            raise SystemExit("Name a model with --model (one of: " + ", ".join(models.MODELS)
                              + ") or use --all; --help explains every option.")
         return [(m, d, b, args.source, args.workers, args.multiprocessing, j, t) for m in names
                 for d in _devices(args.device or ["cpu:0"]) for b in args.batch or [None]
@@ -120,9 +120,9 @@ def _plan(args):
     plan = []
     for device in _devices(args.device):
         for dtype in dtypes or (["float32"] if device.startswith("cpu")
-                                else roofline.supported_dtypes(device)):
+                                else roofs.supported_dtypes(device)):
             for m in names:
-                batches = args.batch or [roofline.MODELS[m][2]]
+                batches = args.batch or [models.MODELS[m][2]]
                 if m in SWEEP:  # the batch sweep
                     batches = sorted({b * k for b in batches for k in (1, 2, 4, 8)})
                 plan += [(m, device, b, "synthetic", 1, False, None, dtype) for b in batches]
@@ -150,7 +150,7 @@ def _source(model, batch_size, source, workers, multiprocessing, steps, warmup):
     if source == "jpeg" and keras.backend.backend() != "tensorflow":
         raise ValueError(f"source 'jpeg' is a tf.data pipeline and needs TensorFlow, not the "
                          f"{keras.backend.backend()} backend; use source 'python' or 'synthetic'.")
-    size = roofline.build(model).input_shape[1]
+    size = models.build(model).input_shape[1]
     if model == "cifar10_net":
         paths, labels, _ = data.labelled_files(config.source("cifar10")[1])
     else:
@@ -179,17 +179,17 @@ def device_name(device):
 
 
 def _memory(device, jobs, command, folder):
-    """Training-memory peaks of (model, dtype) `jobs` on `device` (helpers.roofline, notebook 08),
+    """Training-memory peaks of (model, dtype) `jobs` on `device` (helpers.benchmark, notebook 08),
     shown, and written as one record into `folder` unless it is None."""
-    from helpers import roofline
+    from helpers import benchmark
 
     try:
-        found = roofline.measure_memory(jobs, device, config.settings("memory").span_mb)
+        found = benchmark.measure_memory(jobs, device, config.settings("memory").span_mb)
     except RuntimeError as e:
         lines = str(e).strip().splitlines()
         print(f"Training memory on {device} not measured: {lines[0]} {lines[-1]}")
         return
-    print(roofline.check_memory(found).to_string(index=False))
+    print(benchmark.check_memory(found).to_string(index=False))
     record = {"kind": "recorded", "what": "training memory", "device": device, "runs": found,
               "backend": keras.backend.backend(), "device_name": device_name(device),
               "hardware": hardware.describe(), "date": results.now(), "command": command}
@@ -205,11 +205,11 @@ def _save(record, folder, jit):
 
 
 def _rules(device, command, folder):
-    """The GPU rules on `device` (helpers.roofline), printed, and written as one record into
+    """The GPU rules on `device` (helpers.benchmark), printed, and written as one record into
     `folder` unless it is None; on a CPU each says why it is skipped."""
-    found = roofline.gpu_rules(device, device_name(device))
+    found = benchmark.gpu_rules(device, device_name(device))
     for rule in found:
-        print("\n".join(roofline.rule_lines(rule)))
+        print("\n".join(benchmark.rule_lines(rule)))
     if folder and not device.startswith("cpu"):
         record = {"kind": "recorded", "what": "GPU rules", "device": device, "rules": found,
                   "backend": keras.backend.backend(), "device_name": device_name(device),
@@ -226,7 +226,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     if args.list:
-        print("models: " + ", ".join(roofline.MODELS)
+        print("models: " + ", ".join(models.MODELS)
               + "\ndevices: " + ", ".join(hardware.devices()))
         return 0
     if args.threads or args.inter_threads:
@@ -247,11 +247,11 @@ def main(argv=None):
     done, started, plan = [], time.perf_counter(), _plan(args)
     bar = tqdm(plan, desc="bench", unit="run", disable=len(plan) < 2)  # time left, on stderr
     for model, device, batch, source, workers, mp, jit, dtype in bar:
-        batch = batch or roofline.MODELS[model][2]
+        batch = batch or models.MODELS[model][2]
         try:
             real, used, augment = _source(model, batch, source, workers, mp, steps, warmup)
             with timing.Utilization(interval=0.25) as usage:
-                record = roofline.run(model, device, batch, real, steps, used, dtype, usage=usage,
+                record = benchmark.run(model, device, batch, real, steps, used, dtype, usage=usage,
                                    command=command, label=source, augment=augment and jit is None,
                                    jit_compile="auto" if jit is None else jit)
         except ValueError as e:  # a bad combination of options: say which, without a traceback

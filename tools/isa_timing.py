@@ -29,14 +29,14 @@ FOLDER = config.RESULTS_DIR / "mixed_precision_timing"
 
 def worker(step, dtype, batch):
     """Train `step` on one fixed batch: two steps now, then one per line read from stdin."""
-    from helpers import ladder, roofline
+    from helpers import benchmark, ladder
 
     import keras
 
     keras.config.set_dtype_policy(dtype)
     model = ladder.build(step, config.SEED)
     model.compile(optimizer="adam", loss="binary_crossentropy")
-    x, y = roofline.synthetic_data(model, batch, 1)
+    x, y = benchmark.synthetic_data(model, batch, 1)
     for _ in range(2):  # the first step traces the graph: never timed
         model.train_on_batch(x, y)
     print("ready", flush=True)

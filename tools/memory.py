@@ -1,5 +1,5 @@
-"""The measuring process that helpers.roofline's `measure_memory` starts, one per network and dtype:
-peak memory after one training step at growing batch sizes, printed as JSON (notebook 08).
+"""The measuring process that helpers.benchmark's `measure_memory` starts, one per network and
+dtype: peak memory after one training step at growing batch sizes, printed as JSON (notebook 08).
 
     python -m tools.memory --model original --batch 16 32 64 [--device gpu:0] [--dtype bfloat16]
 """
@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import roofline
+from helpers import benchmark, models, roofline
 
 import keras
 
@@ -49,8 +49,8 @@ def step_peaks(name, batches, device, dtype):
     batches = sorted(batches)
     on_tensorflow_gpu = not device.startswith("cpu") and keras.backend.backend() == "tensorflow"
     with keras.device(device):
-        model = roofline.build(name)
-        x, y = roofline.synthetic_data(model, batches[-1], 1)
+        model = models.build(name)
+        x, y = benchmark.synthetic_data(model, batches[-1], 1)
         model.train_on_batch(x[:batches[0]], y[:batches[0]])  # builds Adam's moments, traces
         peaks = []
         for batch in batches:
@@ -70,7 +70,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tools.memory",
                                 description="Peak memory of one training step of a bench "
                                             "network at growing batch sizes, as JSON.")
-    p.add_argument("--model", required=True, choices=list(roofline.MODELS))
+    p.add_argument("--model", required=True, choices=list(models.MODELS))
     p.add_argument("--batch", type=int, nargs="+", required=True)
     p.add_argument("--device", default="cpu:0")
     p.add_argument("--dtype", default="float32", choices=roofline.DTYPES)

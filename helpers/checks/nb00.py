@@ -57,7 +57,7 @@ def exercises():
             hints="2·4096³ FLOP divided by your best rate in FLOP/s (GFLOP/s × 10⁹). Your best "
             "float32 rate: max(speeds['cpu:0 float32'][1]).",
             worked="2·4096³ ≈ 137.4 GFLOP, divided by your best float32 rate (at 200 GFLOP/s, "
-            "0.69 s). At the H200's datasheet peak, `roofline.published_peak('H200')` (67 "
+            "0.69 s). At the H200's datasheet peak, `roofs.published_peak('H200')` (67 "
             "TFLOP/s in plain float32), about 2 ms; TensorFlow would run it as TF32 there by "
             "default, with a higher peak still."),
     ]

@@ -13,17 +13,17 @@ def _mflop(convs_per_stage):
 
 
 def _ratio(gpu, dtype, base="float32"):
-    from .. import roofline
+    from .. import roofs
 
-    return roofline.published_peak(gpu, dtype) / roofline.published_peak(gpu, base)
+    return roofs.published_peak(gpu, dtype) / roofs.published_peak(gpu, base)
 
 
 def _bound():
     """Which roof binds the roofline's estimate for the 128-px net on an A100 in TF32: a memory,
     b compute."""
-    from .. import models, roofline
+    from .. import models, roofline, roofs
 
-    found = roofline.predict(models.cats_dogs_net("3"), roofline.published_roofs(("A100",))[0],
+    found = roofline.predict(models.cats_dogs_net("3"), roofs.published_roofs(("A100",))[0],
                              "tf32")
     return "a" if found["bound"] == "memory" else "b"
 
@@ -32,8 +32,8 @@ def exercises():
     return [
         Exercise("08", 1, timed_choice(("batch 128", "batch 32"), "images/s"),
                  given=("speeds",),
-                 hints="as section 4 does: net = roofline.build('cifar10_net'); xs, ys = "
-            "roofline.synthetic_data(net, 128, 1); then timing.alternate({'batch 128': lambda: "
+                 hints="as section 4 does: net = models.build('cifar10_net'); xs, ys = "
+            "benchmark.synthetic_data(net, 128, 1); then timing.alternate({'batch 128': lambda: "
             "net.train_on_batch(xs, ys), 'batch 32': lambda: net.train_on_batch(xs[:32], "
             "ys[:32])}, units={'batch 128': 128, 'batch 32': 32}, rounds=c.rounds, "
             "seconds=c.seconds).",
@@ -67,8 +67,8 @@ def exercises():
                                                         "which TensorFlow's float32 uses there; "
                                                         "a V100 has no TF32.",
         }, unit="x", within=0.02),
-            hints="roofline.published_peak('V100', 'float16') / "
-            "roofline.published_peak('V100').",
+            hints="roofs.published_peak('V100', 'float16') / "
+            "roofs.published_peak('V100').",
             worked="About 8× by the datasheet: mixed precision runs the multiplies on the "
             "Tensor Cores and halves the bytes each activation moves. On Ampere and newer only "
             "about 2× (over TF32, which float32 already uses there). Fixed costs per step stay, "
