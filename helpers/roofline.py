@@ -232,12 +232,13 @@ def reading(ratio, short=False, bound="compute", speed_now=None):
     if ratio >= 0.3:
         return ("below the roof" if short else
                 f"at the roof's rate its counted FLOPs would take {share(ratio)} of each step; "
-                "the rest went on work the roofline leaves out (pooling, activations, the "
-                "optimizer's update, fixed costs per step), on layers too small to reach it, "
-                "or to other programs sharing the cores")
+                "candidates for the rest, which this run does not tell apart: work the "
+                "roofline leaves out (pooling, activations, the optimizer's update, fixed "
+                "costs per step), layers too small to reach it, other programs sharing the "
+                "cores (a profile, notebook 09, measures the first two)")
     return ("far below the roof" if short else
             f"far below the roof: at its rate the counted FLOPs would take only {share(ratio)} "
-            "of each step; the rest went elsewhere: fixed costs per step, small layers or "
+            "of each step; candidates for the rest: fixed costs per step, small layers or "
             "waiting (for input, for other programs), which the roofline cannot tell apart")
 
 

@@ -12,7 +12,7 @@ from keras import ops
 
 from . import config, hardware, published
 from .published import GPU_DATASHEETS
-from .timing import first_and_median, wait_for
+from .timing import SAME_WITHIN, first_and_median, wait_for
 
 __all__ = ["FASTER_NOW", "balance_verdict", "cache_bytes", "copy_bandwidth",
            "datasheet_balance_points", "from_survey", "limits", "matmul_flops", "measured",
@@ -88,7 +88,8 @@ def supported_dtypes(device):
             + (["bfloat16"] if support["gpu_bfloat16"] or jax_gpu else []))
 
 
-FASTER_NOW = 1.15  # speed_now above this share: the machine runs faster than 00 measured it
+# speed_now outside this band: slower or faster than 00 measured it (the course's 10 % "same")
+SLOWER_NOW, FASTER_NOW = 1 / (1 + SAME_WITHIN), 1 + SAME_WITHIN
 
 
 def cache_bytes(device="cpu:0"):
@@ -214,18 +215,20 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     head = f"This machine is running at {100 * share:.0f} % of the speed " + (
         "measured a moment ago (notebook 00 has not run here): " if fresh
         else "notebook 00 measured: ")
-    if share < 0.85:
+    shown = round(share, 2)  # judged as printed
+    if shown < SLOWER_NOW:
         line = head + ("consistent with other work sharing it: speeds below can be lower than "
                        "this machine can do.")
-    elif share > FASTER_NOW:
+    elif shown > FASTER_NOW:
         line = head + ("consistent with that run sharing the machine more; the roofs below use "
                        "today's faster figure.")
     elif fresh:
-        line = head + ("about as fast, which says nothing about other work: both ran now. Run "
-                       "notebook 00 on a quiet machine for roofs to compare with.")
+        line = head + ("about as fast (within 10 %), which says nothing about other work: "
+                       "both ran now. Run notebook 00 on a quiet machine for roofs to compare "
+                       "with.")
     else:
-        line = head + ("about as fast as then: as free as then, or as busy (if 00 ran "
-                       "beside other work, both are low).")
+        line = head + ("about as fast as then (within 10 %): as free as then, or as busy (if "
+                       "00 ran beside other work, both are low).")
     return share, line
 
 

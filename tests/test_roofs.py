@@ -91,7 +91,10 @@ def test_the_machine_load_line_says_how_fast_the_machine_runs_now(monkeypatch):
     stored = _limits([100.0, 200.0], 20.0, "X")
     for now, says in ((0.5, "at 50 % of the speed notebook 00 measured: consistent with other"),
                       (1.0, "at 100 % of the speed notebook 00 measured: about as fast as then"),
-                      (1.3, "at 130 %"), (0.9, "at 90 %")):
+                      (1.3, "at 130 %"), (0.89, "at 89 % of the speed notebook 00 measured: "
+                                          "consistent with other work"),
+                      (1.05, "at 105 % of the speed notebook 00 measured: about as fast"),
+                      (0.91, "at 91 % of the speed notebook 00 measured: about as fast")):
         monkeypatch.setattr(roofs, "matmul_flops", lambda *a, now=now, **k: now * 200e9)
         share, line = roofs.speed_now(stored)
         assert share == pytest.approx(now) and says in line
