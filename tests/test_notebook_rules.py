@@ -3,17 +3,15 @@
 `problems(nb, name)` lists every rule a notebook breaks (CONTRIBUTING.md explains each);
 the last tests show that it catches a deliberately broken copy of notebook 00.
 A checked cell (one whose stored output nbval compares) carries the cell tag
-`nbval-check-output`; until every notebook is converted (`python -m tools.checked_cells NN`),
-a first line `# NBVAL_CHECK_OUTPUT` counts too.
+`nbval-check-output`, never nbval's comment form, which a learner would see.
 """
 
 import copy
 import json
 import re
 
-from tools import CHECK_MARK as MARK
 from tools import colab, notebooks, slide_types
-from tools.checked_cells import CHECK_TAG, has_mark, is_checked
+from tools.checked_cells import CHECK_TAG, is_checked
 
 import pytest
 
@@ -29,6 +27,7 @@ NOTES = slide_types.NOTES
 MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
 # Words for the course's maintainers, not its learners: no markdown cell may say them
 # (JupyterLab shows no slides, and a learner is never told which cells a test checks).
+MARK = "NBVAL_CHECK_OUTPUT"  # nbval's comment form of the tag
 MAINTENANCE = re.compile(r"checked cell|next slide", re.I)
 # Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
 MACHINE_PATH = re.compile(
@@ -101,8 +100,6 @@ def problems(nb, name):
             found.append(f"outputs: code cell {i} stores outputs but is not tagged {CHECK_TAG}")
         if is_checked(cell) and not cell["outputs"]:
             found.append(f"outputs: checked cell {i} has no stored output")
-        if has_mark(cell) and CHECK_TAG in tags[i]:
-            found.append(f"outputs: code cell {i} has both {MARK} and the tag {CHECK_TAG}")
     notes = [i for i, c in enumerate(cells)
              if c["cell_type"] == "markdown" and text(c).lstrip().startswith(NOTES)]
     if not notes:
@@ -118,11 +115,9 @@ def problems(nb, name):
             found.append(f"slides: the slide at cell {i} shows {words(shown)} words "
                          f"(at most {MAX_WORDS}; move detail into a cell of its own or <details>)")
     for i, (cell, kind) in enumerate(zip(cells, kinds)):
-        shown = [line for line in text(cell).splitlines() if line.strip() != MARK]
-        if cell["cell_type"] == "markdown" or any(MARK in line for line in shown):
-            if MARK in "\n".join(shown):
-                found.append(f"slides: visible marker in cell {i} (put {MARK} on a line of "
-                             "its own in a code cell: the decks leave that line out)")
+        if MARK in text(cell):
+            found.append(f"markers: cell {i} shows {MARK}; tag the cell {CHECK_TAG} instead "
+                         "(the tag stays off the page, the decks and the site)")
         if cell["cell_type"] != "code" and CHECK_TAG in tags[i]:
             found.append(f"outputs: {cell['cell_type']} cell {i} is tagged {CHECK_TAG}")
         if cell["cell_type"] == "markdown":
@@ -246,8 +241,8 @@ def lead_in_of_first_check(nb):
 
 
 def unchecked(cell):
-    """`cell` made an ordinary code cell: no marker line, no tag, no stored output."""
-    cell.update(source=text(cell).replace(MARK, "# checked"), outputs=[])
+    """`cell` made an ordinary code cell: no tag, no stored output."""
+    cell.update(outputs=[])
     cell["metadata"]["tags"] = [t for t in cell["metadata"].get("tags", []) if t != CHECK_TAG]
 
 
@@ -275,7 +270,7 @@ BREAKAGES = {
         source="Some text first.\n\n" + text(first_section(nb))),
     "slides: the slide at": lambda nb: first_section(nb).update(
         source=text(first_section(nb)) + " more" * MAX_WORDS),
-    "slides: visible marker": lambda nb: nb["cells"][-4].update(
+    "markers": lambda nb: nb["cells"][-4].update(
         source=f"x = 1  {MARK}"),
     "slides: empty": lambda nb: nb["cells"][2].update(source="  \n"),
     "notes: no": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]

@@ -1,5 +1,6 @@
 """The install files agree with each other, the README's commands exist, the course code
-and makes no unsafe calls (importing `helpers`: tests/test_imports.py)."""
+makes no unsafe calls (importing `helpers`: tests/test_imports.py), and every test file says by
+its name what it tests."""
 
 import re
 import sys
@@ -162,3 +163,36 @@ def test_the_floors_are_the_oldest_stack_the_notebooks_are_tested_on():
         if found:
             tested[found[1].lower()] = found[2]
     assert {name: tested.get(name) for name in floors} == floors
+
+
+# Test files that check the course as a whole rather than one module or page, and what they check.
+PROJECT_CHECKS = {
+    "bench_jax": "tools.bench on Keras' JAX backend, in an environment without TensorFlow",
+    "colab_and_slide_tools": "the Colab setup cell, the badge and slide-type tools together",
+    "expectations": "what every notebook tells a learner to expect, against records and code",
+    "glossary": "the glossary's terms, linked where a learner first meets them",
+    "gpu_rehearsal": "every module's GPU branches under a fake T4",
+    "imports": "how the helper modules import one another and TensorFlow",
+    "install": "make course without npm",
+    "notebook_rules": "the rules every notebook keeps",
+    "packaging": "the install files, the Makefile's targets, and these names",
+    "site": "the website in a browser",
+    "slides": "the decks in a browser",
+    "try_page": "the site's classifier page in a browser",
+    "workflows": "the GitHub workflows",
+}
+
+
+def _unmirrored(names, modules):
+    """Test files (test_X) with no module X in helpers/ or tools/, no page (pages_NN) and no
+    place among PROJECT_CHECKS."""
+    return sorted(n for n in names if n not in modules and n not in PROJECT_CHECKS
+                  and not re.fullmatch(r"pages_\d\d", n))
+
+
+def test_every_test_file_mirrors_a_module_a_page_or_checks_the_whole_course():
+    modules = {p.stem for folder in ("helpers", "tools") for p in (ROOT / folder).iterdir()
+               if p.suffix == ".py" or (p / "__init__.py").exists()}
+    names = [p.stem.removeprefix("test_") for p in (ROOT / "tests").glob("test_*.py")]
+    assert _unmirrored(["data", "pages_11", "predict"], {"data"}) == ["predict"]  # it can fail
+    assert _unmirrored(names, modules) == []

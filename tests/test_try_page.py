@@ -2,7 +2,7 @@
 in headless Chromium, served over http as `make serve` serves it (tools/serve.py).
 
 A small model of notebook 12's kind (0..255 pictures in, one softmax probability per class out),
-exported by the page's own `to_tflite`, runs through the page on pictures of notebook 12's
+exported by `helpers.export` as the page does, runs through the page on pictures of notebook 12's
 default folder and on a portrait photo stored sideways with EXIF orientation 6. For each picture
 the page's input must be the course pipeline's pixels (`data.image_pipeline`: EXIF-upright,
 bilinear resize without antialiasing, rounded to whole values) and its answer the Python LiteRT
@@ -16,7 +16,7 @@ import threading
 import time
 import urllib.request
 
-from helpers import config, data
+from helpers import config, export, images
 from tools import build_site, serve
 
 import browser as chromium
@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from PIL import Image
-from test_own_classifier import on_page
+from test_pages_12 import on_page
 
 SIZE = 40  # the model's input: the default folder's 32-pixel pictures are enlarged, the photo
 CLASSES = ["cat", "dog", "horse"]  # shrunk, as the pipeline does both
@@ -71,8 +71,9 @@ def served(tmp_path_factory):
     pictures += [sideways_portrait(root / "portrait_exif6.png", None),
                  sideways_portrait(root / "portrait_exif6_444.jpg", 0),
                  sideways_portrait(root / "portrait_exif6_420.jpg", 2)]
-    (root / "model").mkdir()
-    lite = on_page("to_tflite")(small_model(), root / "model")
+    export.saved_model(small_model(), root / "model" / "saved_model", batch=1)  # as 12 does
+    lite = root / "model" / "model.tflite"
+    lite.write_bytes(export.to_tflite(root / "model" / "saved_model"))
     (root / "model" / "class_names.json").write_text(json.dumps(CLASSES))
     build_site.try_page(root / "site", root / "model")
     httpd = serve.server(root / "site", port=0, bind="127.0.0.1")
@@ -97,7 +98,7 @@ def interpret(lite, pixels):
 
 def python_answer(lite, picture):
     """(the pipeline's pixels of `picture`, the Python LiteRT interpreter's probabilities)."""
-    pixels = tf.round(data.read_picture(str(picture), (SIZE, SIZE))).numpy()  # the uint8 cache
+    pixels = tf.round(images.read_picture(str(picture), (SIZE, SIZE))).numpy()  # the uint8 cache
     return pixels, interpret(lite, pixels)
 
 
@@ -186,7 +187,7 @@ def test_a_wrong_resize_would_change_the_answer(served):
     given, answer = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
     for picture in pictures:
         pixels, right = python_answer(lite, picture)
-        upright = data.decode_picture(tf.io.read_file(str(picture)))
+        upright = images.decode_picture(tf.io.read_file(str(picture)))
         shrunk = "exif6" in picture.name  # antialiasing changes only a picture made smaller
         for method, antialias in (("nearest", False), *[("bilinear", True)] * shrunk):
             other = tf.round(tf.image.resize(upright, (SIZE, SIZE), method, antialias=antialias))

@@ -17,14 +17,12 @@ import argparse
 import os
 from pathlib import Path
 
-__all__ = ["BADGE_TAG", "BUILD", "CHECK_MARK", "NOTEBOOKS", "PLUMBING_TAGS", "ROOT", "SETUP_TAG",
+__all__ = ["BADGE_TAG", "BUILD", "NOTEBOOKS", "PLUMBING_TAGS", "ROOT", "SETUP_TAG",
            "is_plumbing", "notebooks", "notebook_parser"]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 BUILD = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")  # as helpers.config has it
-# The first line of a cell whose stored output nbval holds every run to (--nbval-lax).
-CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
 # Cells that tools.colab writes into every notebook: Colab plumbing, not course content.
 BADGE_TAG, SETUP_TAG = "colab-badge", "colab-setup"
 PLUMBING_TAGS = (BADGE_TAG, SETUP_TAG)

@@ -101,7 +101,7 @@ def collapsed(notes):
 def page(nb, path, decks):
     """The notebook as the site shows it: the Colab plumbing replaced by a line of links,
     the instructor notes collapsed."""
-    nb = export_slides.without_marks(nbformat.from_dict(json.loads(json.dumps(nb))))
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a copy: the notebook is left as it was
     nb.cells = [c for c in nb.cells if not is_plumbing(c)]
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith(NOTES):

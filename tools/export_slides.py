@@ -15,7 +15,7 @@ import json
 import shutil
 import sys
 
-from tools import BUILD, ROOT, checked_cells, notebook_parser, notebooks, run_course
+from tools import BUILD, ROOT, notebook_parser, notebooks, run_course
 
 import nbformat
 from nbconvert import SlidesExporter
@@ -94,19 +94,10 @@ def last_run_or_execute(path, profile):
     return nb, made_in
 
 
-def without_marks(nb):
-    """A copy of `nb` whose code cells no longer show a `# NBVAL_CHECK_OUTPUT` line. A checked
-    cell is marked by its cell tag, which no slide shows; only a notebook not yet converted
-    (`python -m tools.checked_cells NN`) still has the line, and this keeps it off its slides."""
-    nb = copy.deepcopy(nb)
-    checked_cells.to_tag(nb)
-    return nb
-
-
 def export(nb, deck):
-    """Write `nb` as a reveal.js deck to the file `deck`, without `# NBVAL_CHECK_OUTPUT` lines;
-    its links to the glossary lead to the site's page (build/site/ beside build/slides/)."""
-    nb = without_marks(nb)
+    """Write `nb` as a reveal.js deck to the file `deck`; its links to the glossary lead to the
+    site's page (build/site/ beside build/slides/). `nb` itself is left as it was."""
+    nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = cell.source.replace("](glossary.md#", "](../site/glossary.html#")

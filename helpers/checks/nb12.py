@@ -64,15 +64,15 @@ def exercises():
             worked="a. `model = keras.Sequential([keras.Input((s.image_size, s.image_size, 3)), "
             "keras.layers.RandomFlip('horizontal'), base, head])` before compiling for "
             "fine-tuning. The head's features were computed once from unflipped pictures, so "
-            "only fine-tuning sees flipped ones; to_tflite serves model(x, training=False), where "
-            "a random layer does nothing, so the file answers as predict does."),
+            "only fine-tuning sees flipped ones; saved_model serves model(x, training=False), "
+            "where a random layer does nothing, so the file answers as predict does."),
         Exercise("12", 4, number(_smaller, {
             lambda plain, dynamic: 1 / _smaller(plain, dynamic): "the other way round: the "
                                                                  "float32 file's size over the "
                                                                  "smaller one's.",
         }, unit="x", within=0.05), given=("plain", "dynamic"),
-            hints="in to_tflite set converter.optimizations = [tf.lite.Optimize.DEFAULT] "
-            "before convert(), write the file beside model.tflite, and divide the two sizes "
+            hints="to_tflite(out / 'saved_model', quantize='dynamic') returns the file's "
+            "bytes: write them beside model.tflite, and divide the two sizes "
             "(path.stat().st_size).",
             worked="About 4× smaller: the weights are stored as 8-bit integers instead of "
             "32-bit floats (the rest of the file does not shrink). The accuracy usually moves "

@@ -1,5 +1,5 @@
 """The functions notebook 12 writes out on its page (they live there alone), run as the page
-writes them: the default folder, the split per class, Grad-CAM for a softmax head, the export."""
+writes them: the default folder, the split per class."""
 
 import hashlib
 from pathlib import Path
@@ -97,35 +97,6 @@ def test_a_folder_with_copies_and_a_class_named_twice_is_read_as_the_page_reads_
     assert not {digests[p] for p in validation} & {digests[p] for p in train}
 
 
-def colour_detector():
-    """A base that splits red and blue into two maps, a softmax head: class 0 reads the red
-    map, class 1 the blue one."""
-    base = keras.Sequential([keras.Input((16, 16, 3)),
-                             keras.layers.Conv2D(2, 1, use_bias=False)])
-    kernel = np.zeros((1, 1, 3, 2), "float32")
-    kernel[0, 0, 0, 0] = kernel[0, 0, 2, 1] = 1.0
-    base.layers[0].set_weights([kernel])
-    head = keras.Sequential([keras.Input((16, 16, 2)), keras.layers.Flatten(),
-                             keras.layers.Dense(2, activation="softmax")])
-    dense = np.zeros((16 * 16 * 2, 2), "float32")
-    dense[0::2, 0] = dense[1::2, 1] = 0.01
-    head.layers[-1].set_weights([dense, np.zeros(2, "float32")])
-    return base, head
-
-
-def test_grad_cam_on_page_12_points_at_the_chosen_class_evidence():
-    base, head = colour_detector()
-    pictures = np.zeros((2, 16, 16, 3), "float32")
-    pictures[0, :, :8, 0] = 200.0  # red on the left: class 0
-    pictures[1, :, 8:, 2] = 200.0  # blue on the right: class 1
-    assert head.predict(base.predict(pictures, verbose=0), verbose=0).argmax(1).tolist() == [0, 1]
-    heat = on_page("grad_cam")(base, head, pictures)
-    assert heat.shape == (2, 16, 16)
-    assert heat.min() >= 0.0 and heat.max() == pytest.approx(1.0)
-    assert heat[0, :, :8].mean() > 0.9 and heat[0, :, 8:].max() < 0.1
-    assert heat[1, :, 8:].mean() > 0.9 and heat[1, :, :8].max() < 0.1
-
-
 def test_write_pictures_writes_each_class_once(tmp_path):
     write_pictures = on_page("write_pictures")
     write_pictures(tmp_path, ["cat", "horse"], 3)
@@ -139,22 +110,3 @@ def test_write_pictures_writes_each_class_once(tmp_path):
     assert len(list(tmp_path.rglob("*.png"))) == 8
     paths, labels, classes = data.labelled_files(tmp_path)
     assert classes == ["cat", "horse"] and np.bincount(labels).tolist() == [4, 4]
-
-
-def test_to_tflite_answers_as_predict_with_a_random_layer_inside(tmp_path):
-    config.set_seed()
-    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.RandomFlip("horizontal"),
-                              keras.layers.Flatten(), keras.layers.Dense(3, activation="softmax")])
-    path = on_page("to_tflite")(model, tmp_path)
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_path=str(path))
-    interpreter.allocate_tensors()
-    given, answer = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
-    pictures = np.random.default_rng(0).uniform(0, 255, (8, 8, 8, 3)).astype("float32")
-    lite = []
-    for picture in pictures:
-        interpreter.set_tensor(given["index"], picture[None])
-        interpreter.invoke()
-        lite.append(interpreter.get_tensor(answer["index"])[0])
-    np.testing.assert_allclose(np.array(lite), model.predict(pictures, verbose=0), atol=1e-5)
