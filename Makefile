@@ -205,7 +205,8 @@ $(COLAB_VENV)/.installed: requirements-colab.txt pyproject.toml
 # The utilisation sampler's tests (in tests/test_timing.py), which both runs below repeat.
 MONITOR_TESTS := $(addprefix tests/test_timing.py::test_monitor_,samples_and_marks \
   refuses_a_zero_interval samples_every_gpu_nvidia_smi_reports \
-  without_nvidia_smi_samples_the_cpu_only)
+  without_nvidia_smi_samples_the_cpu_only \
+  caps_a_share_read_over_a_few_milliseconds_at_the_whole_machine)
 
 test-colab: $(COLAB_VENV)/.installed
 	COURSE_PROFILE=smoke $(COLAB_VENV)/bin/python -m pytest --nbval-lax --durations=15 \

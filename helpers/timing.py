@@ -206,8 +206,11 @@ class Utilization:
         self._stop = threading.Event()
 
     def _sample(self):
+        # A sample a few ms after the one before (the last one, at the end) can read above the
+        # whole machine: the OS counts CPU time in ticks of about 10 ms. Capped at 100 %.
+        share = self._process.cpu_percent() / (psutil.cpu_count() or 1)
         entry = {"t": time.perf_counter() - self.start, "cpu_pct": psutil.cpu_percent(),
-                 "process_pct": self._process.cpu_percent() / (psutil.cpu_count() or 1)}
+                 "process_pct": min(share, 100.0)}
         if self._with_gpus:
             for i, g in enumerate(nvidia_smi_gpus()):
                 entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 from helpers import data, hardware, models, timing
 
@@ -208,6 +209,14 @@ def test_monitor_samples_and_marks():
     assert usage.marks[0][1] == "half" and times[-1] >= 0.4  # the last sample: at the end
     mine = usage.series("process_pct")[1]  # this process's share of the whole machine
     assert len(mine) == len(cpu) and all(0 <= v <= 100 for v in mine) and max(mine) > 0
+
+
+def test_monitor_caps_a_share_read_over_a_few_milliseconds_at_the_whole_machine(monkeypatch):
+    usage = timing.Utilization(interval=1, gpus=False)
+    usage.start, usage._process = time.perf_counter(), SimpleNamespace(cpu_percent=lambda: 219.8)
+    monkeypatch.setattr(timing.psutil, "cpu_count", lambda: 2)
+    usage._sample()  # 219.8 % of one core on 2 cores: 110 %, which no process can use
+    assert usage.samples[0]["process_pct"] == 100.0
 
 
 def test_monitor_refuses_a_zero_interval():
