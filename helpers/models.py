@@ -15,14 +15,12 @@ __all__ = ["BASES", "MODELS", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE",
            "unfreeze_top_third"]
 
 
-def mnist_cnn():
-    """The primer's MNIST CNN (notebook 01)."""
+# Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
+def mnist_cnn():  #@save
     return keras.Sequential([
         keras.Input((28, 28, 1)),
-        layers.Conv2D(32, 3, activation="relu"),
-        layers.MaxPooling2D(2),
-        layers.Conv2D(64, 3, activation="relu"),
-        layers.MaxPooling2D(2),
+        layers.Conv2D(32, 3, activation="relu"), layers.MaxPooling2D(2),
+        layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(2),
         layers.Conv2D(64, 3, activation="relu"),
         layers.Flatten(),
         layers.Dense(64, activation="relu"),
@@ -113,11 +111,10 @@ def cats_dogs_transfer(image_size=128, seed=None):
     ], name=f"cats_dogs_transfer_{image_size}px")
 
 
-def cifar10_net(crop=24):
-    """TensorFlow's old CIFAR-10 tutorial CNN, without its local response normalisation
-    (notebook 08)."""
+# Written from notebooks/08_cpu_vs_gpu.ipynb by `make pages`: change it there.
+def cifar10_net(crop=24):  #@save
     return keras.Sequential([
-        keras.Input((crop, crop, 3)),
+        keras.Input((crop, crop, 3)),  # the tutorial's 24 x 24 crops, 0..255 pixels
         layers.Rescaling(1 / 255),
         layers.Conv2D(64, 5, padding="same", activation="relu"),
         layers.MaxPooling2D(3, strides=2, padding="same"),
@@ -147,10 +144,10 @@ def cats_dogs_deep(convs_per_stage=8, augment=True):  #@save
     return model
 
 
-def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):
-    """The primer's next-word LSTM, its window the Input's shape (notebook 02)."""
+# Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
+def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):  #@save
     return keras.Sequential([
-        keras.Input((window,), dtype="int32"),
+        keras.Input((window,), dtype="int32"),  # `window` word ids
         layers.Embedding(vocabulary, embedding),
         layers.LSTM(units),
         layers.Dense(vocabulary, activation="softmax"),
@@ -160,16 +157,16 @@ def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):
 SEQUENCE_LAYERS = ("lstm", "gru", "conv1d")
 
 
-def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):
-    """Review sentiment through an LSTM, a GRU or a Conv1D (notebook 02)."""
-    if kind not in SEQUENCE_LAYERS:
-        raise ValueError(f"kind must be one of {', '.join(SEQUENCE_LAYERS)}, got {kind!r}.")
+# Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
+def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):  #@save
+    if kind not in ("lstm", "gru", "conv1d"):
+        raise ValueError(f"kind must be 'lstm', 'gru' or 'conv1d', got {kind!r}.")
     middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)],
               "conv1d": [layers.Conv1D(units, 5, activation="relu"),
                          layers.GlobalMaxPooling1D()]}[kind]
     return keras.Sequential([
-        keras.Input((length,), dtype="int32"),
-        layers.Embedding(vocabulary, embedding, mask_zero=kind != "conv1d"),
+        keras.Input((length,), dtype="int32"),  # `length` word ids per review
+        layers.Embedding(vocabulary, embedding, mask_zero=kind != "conv1d"),  # 0: padding
         *middle,
         layers.Dense(1, activation="sigmoid"),
     ], name=f"sentiment_{kind}")
@@ -208,8 +205,8 @@ def imagenet_base(name="mobilenet_0.25", image_size=160):
         return imagenet_base("mobilenet_0.25", image_size)
 
 
-def classifier_head(input_shape, classes):
-    """The primer's new head (notebook 03)."""
+# Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
+def classifier_head(input_shape, classes):  #@save
     return keras.Sequential([
         keras.Input(tuple(input_shape)),
         layers.Flatten(),

@@ -53,7 +53,7 @@ def test_lstm_result_does_not_depend_on_padding_length():
 
 
 def test_unknown_sentiment_kind_lists_the_choices():
-    with pytest.raises(ValueError, match="lstm, gru, conv1d"):
+    with pytest.raises(ValueError, match="'lstm', 'gru' or 'conv1d', got 'transformer'"):
         models.sentiment_net("transformer")
 
 

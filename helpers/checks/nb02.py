@@ -37,7 +37,7 @@ def exercises():
             "+ vocabulary.",
             worked="902,584: Embedding 3,000·128 = 384,000; LSTM 4·(128·(128 + 128) + 128) "
             "= 131,584 (the same as before: it does not depend on the vocabulary); Dense "
-            "128·3,000 + 3,000 = 387,000. `models.text_lstm(vocabulary=3000).count_params()` "
+            "128·3,000 + 3,000 = 387,000. `text_lstm(vocabulary=3000).count_params()` "
             "agrees. The [UNK] share, `v3 = keras.layers.TextVectorization(max_tokens=3000); "
             "v3.adapt(tf.constant([text])); np.mean(keras.ops.convert_to_numpy(v3(text)) == 1)`: "
             "the share drops to roughly half of the 1000-token figure, because the next 2,000 "

@@ -57,7 +57,7 @@ def exercises():
                  hints="build it with `frozen_base(keras.applications.MobileNet, "
             "keras.applications.mobilenet.preprocess_input, s.image_size, None, alpha=0.25)`, "
             "make it trainable (`base.layers[-1].trainable = True`), put "
-            "`models.classifier_head(...)` on top, fit 5 epochs and keep the History as "
+            "`classifier_head(...)` on top, fit 5 epochs and keep the History as "
             "`scratch`; `head_accuracy` is the pretrained head's.",
                  worked="Usually a, far below the pretrained head and near chance: MobileNet's "
             "218,544 base weights and its BatchNorm statistics need far more than 1,400 "

@@ -46,7 +46,7 @@ def exercises():
             lambda: _mflop(8): "that is the 32-conv net (8 convolutions a stage); this one has "
                                "2 a stage.",
         }, unit=" MFLOP", within=0.02),
-            hints="roofline.flops_per_image(models.cats_dogs_deep(convs_per_stage=2)) / 1e6, "
+            hints="roofline.flops_per_image(cats_dogs_deep(convs_per_stage=2)) / 1e6, "
             "and the same with the default 8 for the 32-conv net.",
             worked="It needs about 347 MFLOP instead of about 1,820, roughly a fifth: at the "
             "same share of the peak the CPU would train it about 5× faster. Its intensity "
