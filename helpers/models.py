@@ -30,7 +30,7 @@ def mnist_cnn():  #@save
 
 def architecture(model):
     """A model's layers as (class, settings) pairs, names left out, nested models opened
-    (notebook 01)."""
+    (notebooks 04, 05: a ladder step written out against the helper's)."""
     rows = []
     for layer in model.layers:
         if isinstance(layer, keras.Model):

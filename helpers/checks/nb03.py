@@ -68,7 +68,8 @@ def exercises():
         }, unit="x", within=0.03),
             hints="vgg = frozen_base(*models.BASES['vgg16'][:2], 224, None); then "
             "roofline.flops_per_image(vgg) / roofline.flops_per_image(mobilenet at 224 px), "
-            "the MobileNet built the same way from models.BASES['mobilenet_0.25'].",
+            "the MobileNet built from models.BASES['mobilenet_0.25'] with its options too "
+            "(**BASES[name][2]: alpha=0.25).",
             worked="VGG16's base needs about 15 billion multiply-adds per picture "
             "(MobileNet 0.25 at 224 px: about 41 million), about 375 times the arithmetic. Its "
             "base has 14,714,688 parameters "
@@ -80,7 +81,9 @@ def exercises():
                  "variances among the frozen weights that changed: with training=False in the "
                  "base and the layers unfrozen, they move.",
         }), hints="`fit` calls the model with training=True. Which wins inside the functional "
-            "base: that, or the training=False stored in it? Run section 6's change count.",
+            "base: that, or the training=False stored in it? Build the base from the page's edited "
+            "frozen_base (models.imagenet_base uses the helpers' copy), then run section 6's "
+            "change count.",
             worked="b. `fit` calls the model with training=True, the functional base passes it "
             "on to the application over its stored training=False, and the unfrozen BatchNorm "
             "layers normalise with each batch's statistics and move their running averages "
