@@ -24,7 +24,7 @@ from .roofline import (
 )
 from .timing import first_and_median, step_stats, time_fit, wait_for
 
-__all__ = ["GPU_RULES", "check_memory", "gpu_rules", "growth", "largest_batches",
+__all__ = ["check_memory", "gpu_rules", "growth", "largest_batches",
            "measure_memory", "nhwc_vs_nchw", "rule_lines", "run", "synthetic_data",
            "tensor_core_shapes", "uint8_vs_float32_copy"]
 
@@ -125,9 +125,6 @@ def _record(job, net, timed, usage, command):
             **watched}
 
 
-# Three rules a learner checks on a first GPU run, each a prediction printed beside its
-# measurement and timing.ratio's verdict (`python -m tools.bench --rules`, make bench-gpu).
-GPU_RULES = ("tensor_core_shapes", "nhwc_vs_nchw", "uint8_vs_float32_copy")
 _NOT_ON_A_CPU = ("skipped on {device}: it is about a GPU (Tensor Cores, cuDNN's layouts, PCIe); "
                  "run it on a GPU (make bench-gpu), or rehearse it on the CPU with "
                  "make test-gpu-rehearsal")
@@ -287,8 +284,9 @@ def _rule(name, device, dtype, prediction, speeds, unit, verdict):
 
 
 def gpu_rules(device, gpu_name=None):
-    """Each GPU rule on `device` (prediction, measurement, verdict); on a CPU each is skipped with
-    the reason (make bench-gpu; make test-gpu-rehearsal runs them on a CPU under a fake GPU)."""
+    """The three rules a learner checks on a first GPU run on `device`, each a prediction printed
+    beside its measurement and timing.ratio's verdict; on a CPU each is skipped with the reason
+    (make bench-gpu; make test-gpu-rehearsal runs them on a CPU under a fake GPU)."""
     rules = (tensor_core_shapes, nhwc_vs_nchw, uint8_vs_float32_copy)
     if device.startswith("cpu"):
         return [{"rule": rule.__name__, "device": device,

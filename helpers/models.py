@@ -8,11 +8,10 @@ from keras import layers
 
 from . import config, published
 
-__all__ = ["BASES", "MODELS", "SEQUENCE_LAYERS", "SHEAR_DEGREES", "ZOOM_RANGE",
-           "architecture", "augmentation", "build", "cats_dogs_deep", "cats_dogs_net",
-           "cats_dogs_transfer", "cifar10_net", "classifier_head", "extract_features",
-           "frozen_base", "imagenet_base", "mnist_cnn", "sentiment_net", "text_lstm",
-           "unfreeze_top_third"]
+__all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture", "augmentation",
+           "build", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
+           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "mnist_cnn",
+           "sentiment_net", "text_lstm", "unfreeze_top_third"]
 
 
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
@@ -152,9 +151,6 @@ def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):  #@save
         layers.LSTM(units),
         layers.Dense(vocabulary, activation="softmax"),
     ], name="text_lstm")
-
-
-SEQUENCE_LAYERS = ("lstm", "gru", "conv1d")
 
 
 # Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
