@@ -5,6 +5,7 @@ datasheets; and how fast the machine runs now against what 00 stored."""
 
 import json
 import re
+import statistics
 
 import keras
 import pandas as pd
@@ -16,8 +17,8 @@ from .timing import SAME_WITHIN, first_and_median, wait_for
 
 __all__ = ["FASTER_NOW", "balance_verdict", "cache_bytes", "copy_bandwidth",
            "datasheet_balance_points", "from_survey", "limits", "matmul_flops", "measured",
-           "measured_bandwidth", "measured_peak", "published_peak", "published_roofs", "roofs",
-           "save_limits", "speed_now", "supported_dtypes"]
+           "measured_bandwidth", "measured_peak", "probe", "published_peak", "published_roofs",
+           "roof_in_rounds", "roofs", "save_limits", "speed_now", "supported_dtypes"]
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
@@ -230,6 +231,38 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
         line = head + ("about as fast as then (within 10 %): as free as then, or as busy (if "
                        "00 ran beside other work, both are low).")
     return share, line
+
+
+def probe(stored=None, device="cpu:0", dtype="float32"):
+    """A roof probe for an alternation's work: a call that multiplies two matrices in `dtype` on
+    `device`, of the size at which `stored` limits (notebook 00's) ran fastest (else 1,024 on a
+    CPU, 2,048 on a GPU), and the GFLOP of one call, its `units` (notebooks 07 and 09)."""
+    line = (stored or {}).get("matmul_gflops", {}).get(f"{device} {dtype}")
+    n = line[0][line[1].index(max(line[1]))] if line else (
+        1024 if device.startswith("cpu") else 2048)
+    with keras.device(device):
+        a = keras.random.normal((n, n), dtype=dtype, seed=1)
+        b = keras.random.normal((n, n), dtype=dtype, seed=2)
+
+    def multiply():
+        with keras.device(device):
+            return wait_for(ops.matmul(a, b))
+
+    return multiply, 2 * n**3 / 1e9
+
+
+def roof_in_rounds(gflops, stored=None, device="cpu:0", dtype="float32"):
+    """One line on a probe's GFLOP/s in an alternation's rounds: the median, the slowest and
+    fastest round, and the median as a share of `stored` limits' best, where they hold one."""
+    line = (stored or {}).get("matmul_gflops", {}).get(f"{device} {dtype}")
+    mid = statistics.median(gflops)
+    said = (f"the {dtype} multiply on {device}, timed in the same rounds: {mid:,.0f} GFLOP/s "
+            f"(median; rounds {min(gflops):,.0f}-{max(gflops):,.0f})")
+    if line:
+        said += f", {100 * mid / max(line[1]):.0f} % of the best " + (
+            "measured at this notebook's start" if stored.get("measured_now")
+            else "notebook 00 stored")
+    return said
 
 
 def roofs(name, bytes_per_s, flops_per_s, source, kind="measured"):

@@ -138,3 +138,21 @@ def test_notebook_00s_survey_gives_one_roof_per_device_at_its_best_multiply():
     (cpu,) = roofs.from_survey(survey, {"cpu:0": 12.5})
     assert cpu["flops_per_s"] == {"float32": 120e9, "bfloat16": 300e9}
     assert cpu["bytes_per_s"] == 12.5e9
+
+
+def test_a_probe_multiplies_at_the_size_00_found_fastest_and_counts_its_gflop():
+    stored = {"matmul_gflops": {"cpu:0 float32": ([64, 128, 256], [10.0, 30.0, 20.0])}}
+    multiply, gflop = roofs.probe(stored)
+    assert gflop == 2 * 128**3 / 1e9  # the fastest size, not the largest
+    assert multiply().shape == (1, 1)  # it waits for the product: reads one number back
+    assert roofs.probe(None, "cpu:0", "bfloat16")[1] == 2 * 1024**3 / 1e9  # nothing stored
+
+
+def test_the_roof_in_rounds_line_gives_median_range_and_share_of_the_stored_best():
+    stored = {"matmul_gflops": {"cpu:0 float32": ([64, 128], [100.0, 200.0])}}
+    line = roofs.roof_in_rounds([150.0, 90.0, 170.0, 110.0], stored)
+    assert "130 GFLOP/s (median; rounds 90-170)" in line
+    assert line.endswith("65 % of the best notebook 00 stored")
+    assert "notebook 00" not in roofs.roof_in_rounds([150.0, 90.0, 170.0])  # none stored
+    fresh = roofs.roof_in_rounds([150.0, 90.0, 170.0], {**stored, "measured_now": True})
+    assert fresh.endswith("75 % of the best measured at this notebook's start")
