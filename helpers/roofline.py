@@ -224,7 +224,7 @@ def reading(ratio, short=False, bound="compute", speed_now=None):
     """What a measured / predicted ratio says, in words; `bound`: the roof that binds the
     estimate; `speed_now`: speed_now's share, which says why a run beat it (notebook 08)."""
     limit = "arithmetic" if bound == "compute" else "memory bandwidth"
-    if ratio > 1:  # compute-bound, the estimate is the compute roof: a bound
+    if round(ratio, 2) > 1:  # judged as printed (100 % is at the roof, not above it)
         return "above the roof" if short else f"above the roof: {_why_above(bound, speed_now)}"
     if ratio >= 0.7:
         return ("near the roof" if short else
@@ -289,13 +289,13 @@ def summary(found, speed_now=None):
     its roof and the one furthest below, and whether more arithmetic per picture came closer
     (notebook 08)."""
     judged = [p for p in found if p["ratio"] is not None]
-    above = [p for p in judged if p["ratio"] > 1]
+    above = [p for p in judged if round(p["ratio"], 2) > 1]  # as printed, like `reading`
     bound = "compute" if any(p.get("bound", "compute") == "compute" for p in above) else "memory"
     line = "" if not above else (
         "Above the roof: " + ", ".join(f"{p['label']} on {p['where']} ({share(p['ratio'])})"
                                        for p in above)
         + f"; {_why_above(bound, speed_now)}. ")
-    judged = [p for p in judged if p["ratio"] <= 1]
+    judged = [p for p in judged if p not in above]
     if len(judged) < 2:
         return line + "Fewer than two runs under their roof to compare."
     best, worst = max(judged, key=lambda p: p["ratio"]), min(judged, key=lambda p: p["ratio"])
@@ -363,8 +363,8 @@ def blog_reading(found):
         two["flops_per_s"] / two["pictures_per_s"])
     speed, gain = (three[key] / two[key] for key in ("pictures_per_s", "ratio"))
     if speed > 2 / more:
-        lines.append(f"Step 3 asks {more:.0f}x step 2's arithmetic per picture; bound by the "
-                     f"GPU's arithmetic it would run at about {1 / more:.2f}x step 2's speed, "
+        lines.append(f"Step 3 asks {more:.0f}x step 2's arithmetic per picture; if arithmetic "
+                     f"set both steps' pace it would run at about {1 / more:.2f}x step 2's speed, "
                      f"yet it ran at {speed:.2f}x, its share of the roof {gain:.0f}x step 2's: "
                      "consistent with the blog's reading that more arithmetic per picture "
                      "keeps the GPU busier.")

@@ -204,13 +204,19 @@ def save_limits(found, path=None):
     return kept
 
 
+def _fastest_size(stored, device, dtype):
+    """The matrix size at which `stored` limits' multiply on `device` in `dtype` ran fastest,
+    or None where they hold no such line."""
+    line = (stored or {}).get("matmul_gflops", {}).get(f"{device} {dtype}")
+    return line[0][line[1].index(max(line[1]))] if line else None
+
+
 def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     """This machine's multiply speed now as a share of `stored` limits' best, with one line
     that says whether other work is sharing the machine; it changes nothing else: pass the
     same limits as `stored=` to `measured` for roofs that never fall below them (07-11)."""
-    sizes, gflops = stored["matmul_gflops"][f"{device} {dtype}"]
-    best = max(gflops) * 1e9
-    now = max(matmul_flops(sizes[gflops.index(max(gflops))], dtype, device, 1)
+    best = max(stored["matmul_gflops"][f"{device} {dtype}"][1]) * 1e9
+    now = max(matmul_flops(_fastest_size(stored, device, dtype), dtype, device, 1)
               for _ in range(tries))
     share, fresh = now / best, stored.get("measured_now", False)
     head = f"This machine is running at {100 * share:.0f} % of the speed " + (
@@ -237,9 +243,7 @@ def probe(stored=None, device="cpu:0", dtype="float32"):
     """A roof probe for an alternation's work: a call that multiplies two matrices in `dtype` on
     `device`, of the size at which `stored` limits (notebook 00's) ran fastest (else 1,024 on a
     CPU, 2,048 on a GPU), and the GFLOP of one call, its `units` (notebooks 07 and 09)."""
-    line = (stored or {}).get("matmul_gflops", {}).get(f"{device} {dtype}")
-    n = line[0][line[1].index(max(line[1]))] if line else (
-        1024 if device.startswith("cpu") else 2048)
+    n = _fastest_size(stored, device, dtype) or (1024 if device.startswith("cpu") else 2048)
     with keras.device(device):
         a = keras.random.normal((n, n), dtype=dtype, seed=1)
         b = keras.random.normal((n, n), dtype=dtype, seed=2)
