@@ -133,8 +133,6 @@ COMPUTED = [
     ("05", "295,040 weights instead of 802,944", lambda: dense_weights("0"), 802_944, 802_944),
     ("02", "about 18 % of Tiny Shakespeare at 1000 tokens", lambda: 100 * unknown_share(1000),
      16, 20),
-    ("02", "the share drops to roughly half of the 1000-token figure",
-     lambda: unknown_share(3000) / unknown_share(1000), 0.35, 0.65),
     ("03", "about 15 billion multiply-adds per picture", vgg16_multiply_adds, 14e9, 16e9),
     ("03", "MobileNet 0.25 at 224 px: about 41 million",
      lambda: roofline.flops_per_image(models.imagenet_base("mobilenet_0.25", 224)) / 2, 38e6, 44e6),
