@@ -258,12 +258,11 @@ def probe(stored=None, device="cpu:0", dtype="float32"):
 def roof_in_rounds(gflops, stored=None, device="cpu:0", dtype="float32"):
     """One line on a probe's GFLOP/s in an alternation's rounds: the median, the slowest and
     fastest round, and the median as a share of `stored` limits' best, where they hold one."""
-    line = (stored or {}).get("matmul_gflops", {}).get(f"{device} {dtype}")
-    mid = statistics.median(gflops)
+    best, mid = _stored_best(stored, device, dtype) / 1e9, statistics.median(gflops)
     said = (f"the {dtype} multiply on {device}, timed in the same rounds: {mid:,.0f} GFLOP/s "
             f"(median; rounds {min(gflops):,.0f}-{max(gflops):,.0f})")
-    if line:
-        said += f", {100 * mid / max(line[1]):.0f} % of the best " + (
+    if best:
+        said += f", {100 * mid / best:.0f} % of the best " + (
             "measured at this notebook's start" if stored.get("measured_now")
             else "notebook 00 stored")
     return said
