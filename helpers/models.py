@@ -8,10 +8,10 @@ from keras import layers
 
 from . import config, published
 
-__all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "architecture", "augmentation",
-           "build", "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
-           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "mnist_cnn",
-           "sentiment_net", "text_lstm", "unfreeze_top_third"]
+__all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "augmentation", "build",
+           "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
+           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "ladder_net",
+           "mnist_cnn", "sentiment_net", "text_lstm", "unfreeze_top_third"]
 
 
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
@@ -27,37 +27,41 @@ def mnist_cnn():  #@save
     ], name="mnist_cnn")
 
 
-def architecture(model):
-    """A model's layers as (class, settings) pairs, names left out, nested models opened
-    (notebooks 04, 05: a ladder step written out against the helper's)."""
-    rows = []
-    for layer in model.layers:
-        if isinstance(layer, keras.Model):
-            rows.append((type(layer).__name__, architecture(layer)))
-            continue
-        config = {k: v for k, v in layer.get_config().items() if k != "name"}
-        rows.append((type(layer).__name__, config))
-    return rows
-
-
 # The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True).
 # Keras 2 read shear_range in *degrees* (it calls np.deg2rad on it) and sheared one axis;
 # it drew the x and y zoom independently from [1 - 0.2, 1 + 0.2]; it filled with "nearest".
+# Notebook 04's `augmentation` writes these numbers out; notebook 07's NumPy augmentation reads
+# them here, and tests/test_models.py measures the layers' shear and zoom against them.
 SHEAR_DEGREES = 0.2
 ZOOM_RANGE = 0.2
 
 
-def augmentation(seed=None):
-    """The tutorial's augmentation in Keras 3 layers, Keras 2's units kept (notebook 04)."""
-    shear = math.sin(math.radians(SHEAR_DEGREES))
-    zoom = (-ZOOM_RANGE, ZOOM_RANGE)
-    return keras.Sequential([
-        # (0, shear): drawn in [0, shear] with a random sign; a one-number factor would be
-        # saved as (-shear, shear), which Keras 3.15 refuses to load (keras-team/keras#21110)
+# Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
+def augmentation(seed=None):  #@save
+    shear = math.sin(math.radians(0.2))  # 0.2 degrees as a fraction of the picture: 0.0035
+    return keras.Sequential([  # (0, shear): a one-number shear would not load (keras#21110)
         layers.RandomShear(x_factor=0.0, y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
-        layers.RandomZoom(zoom, zoom, fill_mode="nearest", seed=seed),
+        layers.RandomZoom((-0.2, 0.2), (-0.2, 0.2), fill_mode="nearest", seed=seed),
         layers.RandomFlip("horizontal", seed=seed),
     ], name="augmentation")
+
+
+# Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
+def ladder_net(image_size=64, filters=(32, 32), dropout=0.0, augment=True,  #@save
+               seed=None, output_dtype=None, name="cats_dogs_step_0"):
+    net = keras.Sequential([keras.Input((image_size, image_size, 3))], name=name)
+    if augment:
+        net.add(augmentation(seed))  # section 3: the tutorial's shear, zoom and flip
+    net.add(layers.Rescaling(1 / 255))  # pixels from 0..255 to 0..1
+    for n in filters:  # each pair: a 3x3 convolution, then half the height and width
+        net.add(layers.Conv2D(n, 3, activation="relu"))
+        net.add(layers.MaxPooling2D(2))
+    net.add(layers.Flatten())
+    net.add(layers.Dense(128, activation="relu"))
+    if dropout:  # notebook 05's step 2
+        net.add(layers.Dropout(dropout, seed=seed))
+    net.add(layers.Dense(1, activation="sigmoid", dtype=output_dtype))  # notebook 09
+    return net
 
 
 def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
@@ -78,20 +82,8 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     if size < smallest:
         raise ValueError(f"image_size={size} is too small for ladder step {step}: its "
                          f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px.")
-    model = keras.Sequential(name=f"cats_dogs_step_{step}")
-    model.add(keras.Input((size, size, 3)))
-    if cfg["augment"]:
-        model.add(augmentation(seed))
-    model.add(layers.Rescaling(1 / 255))
-    for filters in cfg["filters"]:
-        model.add(layers.Conv2D(filters, 3, activation="relu"))
-        model.add(layers.MaxPooling2D(2))
-    model.add(layers.Flatten())
-    model.add(layers.Dense(128, activation="relu"))
-    if cfg["dropout"]:
-        model.add(layers.Dropout(cfg["dropout"], seed=seed))
-    model.add(layers.Dense(1, activation="sigmoid", dtype=output_dtype))
-    return model
+    return ladder_net(size, cfg["filters"], cfg["dropout"], cfg["augment"], seed=seed,
+                      output_dtype=output_dtype, name=f"cats_dogs_step_{step}")
 
 
 def cats_dogs_transfer(image_size=128, seed=None):

@@ -47,7 +47,7 @@ def _gap_why(with_augmentation, without):
 def _at_128():
     from .. import models
 
-    return models.cats_dogs_net("0", image_size=128).count_params()
+    return models.ladder_net(image_size=128).count_params()
 
 
 def _tutorial_pictures():
@@ -63,7 +63,7 @@ def exercises():
     return [
         Exercise("04", 1, choice(lambda **runs: _gap_verdict(**runs)[0],
                                  dict.fromkeys("abc", _gap_why)),
-                 hints="train `models.cats_dogs_net('0', augment=False)` with the same "
+                 hints="train `ladder_net(augment=False)` (section 4) with the same "
             "`compile` and `fit` as section 5 (the same epochs), keep its History as `plain`, then "
             "`plots.history(plain)`. Compare training minus validation accuracy over the last "
             "epochs of both runs.",
@@ -88,7 +88,7 @@ def exercises():
             worked="3,696,801: Flatten gives 30·30·32 = 28,800 numbers, the Dense layer "
             "28,800·128 + 128 = 3,686,528 weights, and 896 + 9,248 + 129 more: 4.5 times the "
             "64-px network, nearly all in the Dense layer again. "
-            "`models.cats_dogs_net('0', image_size=128).count_params()` agrees."),
+            "`ladder_net(image_size=128).count_params()` agrees."),
         Exercise("04", 3, number(_epochs, {
             _tutorial_pictures() // T["photos"]: lambda pictures: (
                 f"800 passes over the tutorial's 8,000 photos; your training set has "
