@@ -117,6 +117,7 @@ slides: $(VENV)/.installed node_modules/.installed
 # they fail.
 test: $(VENV)/.installed $(NODE_PACKAGES)
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
+	$(VENV)/bin/ruff format --check conftest.py helpers tests tools notebooks
 	@rm -rf build/test-executed; mkdir -p build; start=$$(date +%s); \
 	export COURSE_EXECUTED=$$PWD/build/test-executed; \
 	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not busy and not alone" --durations=10 \
@@ -137,6 +138,7 @@ test: $(VENV)/.installed $(NODE_PACKAGES)
 # starts no Python process nor trains for seconds (`processes`); `make test` runs them all.
 check: $(VENV)/.installed
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
+	$(VENV)/bin/ruff format --check conftest.py helpers tests tools notebooks
 	@start=$$(date +%s); COURSE_PROFILE=smoke $(PY) -m pytest -q -m \
 	  "not notebooks and not browser and not busy and not network and not processes" \
 	  --durations=5 tests; rc=$$?; echo "make check: $$(( $$(date +%s) - start )) s"; exit $$rc

@@ -48,7 +48,9 @@ def fresh_kernel_env(build):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    if not (_is_notebook_cell(item) and item.cell_num == 0):  # nbval starts the kernel here
+    if not (
+        _is_notebook_cell(item) and item.cell_num == 0
+    ):  # nbval starts the kernel here
         yield
         return
     build = item.config._tmp_path_factory.mktemp(f"build-{item.path.stem[:2]}")
@@ -59,8 +61,9 @@ def pytest_runtest_setup(item):
 def pytest_runtest_makereport(item, call):
     if not _is_notebook_cell(item) or call.when != "call":
         return
-    run = EXECUTED.setdefault(item.path.name, {"nb": copy.deepcopy(item.parent.nb),
-                                               "cells": 0, "error": None})
+    run = EXECUTED.setdefault(
+        item.path.name, {"nb": copy.deepcopy(item.parent.nb), "cells": 0, "error": None}
+    )
     code = [c for c in run["nb"].cells if c.cell_type == "code"]
     code[item.cell_num].outputs = list(item.test_outputs or [])
     code[item.cell_num].execution_count = item.cell_num + 1
@@ -71,7 +74,9 @@ def pytest_runtest_makereport(item, call):
     if HANDOFF and item.cell_num == len(code) - 1:
         folder = Path(HANDOFF)
         folder.mkdir(parents=True, exist_ok=True)
-        part = folder / f"{item.path.stem}.part"  # renamed when whole: a reader never sees half
+        part = (
+            folder / f"{item.path.stem}.part"
+        )  # renamed when whole: a reader never sees half
         part.write_text(json.dumps(run))
         part.replace(folder / f"{item.path.stem}.json")
 
@@ -93,7 +98,9 @@ def _handed_over(path, wait_s=1800):
     process ended without it."""
     folder, end = Path(HANDOFF), time.monotonic() + wait_s
     while time.monotonic() < end:
-        ended = (folder / "DONE").exists()  # looked at first: the copies are written before it
+        ended = (
+            folder / "DONE"
+        ).exists()  # looked at first: the copies are written before it
         file = folder / f"{path.stem}.json"
         if file.exists():
             run = json.loads(file.read_text())
@@ -101,8 +108,10 @@ def _handed_over(path, wait_s=1800):
         if ended:
             return None
         time.sleep(2)
-    pytest.fail(f"The notebook process wrote no copy of {path.name} into {folder} in {wait_s} s "
-                "and did not end: look at its output above.")
+    pytest.fail(
+        f"The notebook process wrote no copy of {path.name} into {folder} in {wait_s} s "
+        "and did not end: look at its output above."
+    )
 
 
 @pytest.fixture(scope="session")
@@ -116,7 +125,9 @@ def executed(tmp_path_factory):
         done = EXECUTED.get(path.name)
         if done is None and HANDOFF:
             done = EXECUTED[path.name] = _handed_over(path)
-        code_cells = sum(c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells)
+        code_cells = sum(
+            c.cell_type == "code" for c in nbformat.read(path, as_version=4).cells
+        )
         if done is None or (done["cells"] < code_cells and not done["error"]):
             build = tmp_path_factory.mktemp(f"build-{path.stem[:2]}")
             try:

@@ -17,9 +17,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-__all__ = ["BUILD_DIR", "CACHE_DIR", "DATASETS", "DATA_DIR", "PROFILES", "RESULTS_DIR", "ROOT",
-           "Remote", "SEED", "SETTINGS", "build_problem", "download", "pretrained_weights",
-           "profile", "safe_extract", "sample_path", "set_seed", "settings", "sha256", "source"]
+__all__ = [
+    "BUILD_DIR",
+    "CACHE_DIR",
+    "DATASETS",
+    "DATA_DIR",
+    "PROFILES",
+    "RESULTS_DIR",
+    "ROOT",
+    "Remote",
+    "SEED",
+    "SETTINGS",
+    "build_problem",
+    "download",
+    "pretrained_weights",
+    "profile",
+    "safe_extract",
+    "sample_path",
+    "set_seed",
+    "settings",
+    "sha256",
+    "source",
+]
 
 PROFILES = ("smoke", "sample", "full")
 
@@ -28,8 +47,10 @@ def profile():
     """The active profile, from COURSE_PROFILE (default `sample`) (notebook 00)."""
     name = os.environ.get("COURSE_PROFILE", "sample").strip().lower()
     if name not in PROFILES:
-        raise ValueError(f"COURSE_PROFILE={name!r} is not a profile; use one of "
-                         f"{', '.join(PROFILES)}.")
+        raise ValueError(
+            f"COURSE_PROFILE={name!r} is not a profile; use one of "
+            f"{', '.join(PROFILES)}."
+        )
     return name
 
 
@@ -39,7 +60,9 @@ def _find_root():
         return Path(os.environ["COURSE_ROOT"]).resolve()
     here = Path(__file__).resolve().parent.parent
     for candidate in (here, Path.cwd(), *Path.cwd().parents):
-        if (candidate / "data" / "README.md").exists() and (candidate / "notebooks").is_dir():
+        if (candidate / "data" / "README.md").exists() and (
+            candidate / "notebooks"
+        ).is_dir():
             return candidate
     return here
 
@@ -74,15 +97,45 @@ SETTINGS = {
     },
     # notebook 03: ImageNet base + new head on cats/dogs and CIFAR-10 (full: the primer's VGG16)
     "transfer": {
-        "smoke": dict(base="mobilenet_0.25", image_size=160, train=64, val=64, batch=32,
-                      head_epochs=1, finetune_epochs=1, scratch_epochs=1, cifar_size=96,
-                      cifar_train=64, cifar_val=64),
-        "sample": dict(base="mobilenet_0.25", image_size=160, train=None, val=None, batch=32,
-                       head_epochs=10, finetune_epochs=3, scratch_epochs=12, cifar_size=96,
-                       cifar_train=None, cifar_val=None),
-        "full": dict(base="vgg16", image_size=224, train=8000, val=2000, batch=32,
-                     head_epochs=10, finetune_epochs=5, scratch_epochs=25, cifar_size=96,
-                     cifar_train=10_000, cifar_val=2000),
+        "smoke": dict(
+            base="mobilenet_0.25",
+            image_size=160,
+            train=64,
+            val=64,
+            batch=32,
+            head_epochs=1,
+            finetune_epochs=1,
+            scratch_epochs=1,
+            cifar_size=96,
+            cifar_train=64,
+            cifar_val=64,
+        ),
+        "sample": dict(
+            base="mobilenet_0.25",
+            image_size=160,
+            train=None,
+            val=None,
+            batch=32,
+            head_epochs=10,
+            finetune_epochs=3,
+            scratch_epochs=12,
+            cifar_size=96,
+            cifar_train=None,
+            cifar_val=None,
+        ),
+        "full": dict(
+            base="vgg16",
+            image_size=224,
+            train=8000,
+            val=2000,
+            batch=32,
+            head_epochs=10,
+            finetune_epochs=5,
+            scratch_epochs=25,
+            cifar_size=96,
+            cifar_train=10_000,
+            cifar_val=2000,
+        ),
     },
     "cats_dogs": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32),
@@ -100,9 +153,17 @@ SETTINGS = {
     # on 2 cores); the whole ladder on the tutorial's photos is recorded (python -m tools.ladder)
     "cats_dogs_ladder": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1, steps=("2", "2b")),
-        "sample": dict(train=None, val=None, epochs=10, batch=32, seeds=3, steps=("2", "2b")),
-        "full": dict(train=None, val=None, epochs=25, batch=32, seeds=3,
-                     steps=("0", "1", "2", "2b", "3", "transfer")),
+        "sample": dict(
+            train=None, val=None, epochs=10, batch=32, seeds=3, steps=("2", "2b")
+        ),
+        "full": dict(
+            train=None,
+            val=None,
+            epochs=25,
+            batch=32,
+            seeds=3,
+            steps=("0", "1", "2", "2b", "3", "transfer"),
+        ),
     },
     "matmul": {
         "smoke": dict(sizes=(256, 512), repeats=2, copy_mb=64),
@@ -124,18 +185,46 @@ SETTINGS = {
     # notebook 11: batch sizes for latency/throughput, timed repeats, calibration pictures
     "inference": {
         "smoke": dict(batches=(1, 8), repeats=3, val=64, calibration=16),
-        "sample": dict(batches=(1, 4, 16, 64, 256), repeats=20, val=None, calibration=200),
-        "full": dict(batches=(1, 4, 16, 64, 256), repeats=50, val=2000, calibration=500),
+        "sample": dict(
+            batches=(1, 4, 16, 64, 256), repeats=20, val=None, calibration=200
+        ),
+        "full": dict(
+            batches=(1, 4, 16, 64, 256), repeats=50, val=2000, calibration=500
+        ),
     },
     # notebook 12: a folder of class folders (default: per_class CIFAR-10 pictures of three
     # classes written as PNG files), at most `limit` read, `validation` of each class held out
     "own_classifier": {
-        "smoke": dict(per_class=30, limit=90, validation=0.2, base="mobilenet_0.25",
-                      image_size=160, batch=32, head_epochs=1, finetune_epochs=1),
-        "sample": dict(per_class=150, limit=None, validation=0.2, base="mobilenet_0.25",
-                       image_size=160, batch=32, head_epochs=10, finetune_epochs=5),
-        "full": dict(per_class=1000, limit=None, validation=0.2, base="mobilenet_0.25",
-                     image_size=160, batch=32, head_epochs=10, finetune_epochs=5),
+        "smoke": dict(
+            per_class=30,
+            limit=90,
+            validation=0.2,
+            base="mobilenet_0.25",
+            image_size=160,
+            batch=32,
+            head_epochs=1,
+            finetune_epochs=1,
+        ),
+        "sample": dict(
+            per_class=150,
+            limit=None,
+            validation=0.2,
+            base="mobilenet_0.25",
+            image_size=160,
+            batch=32,
+            head_epochs=10,
+            finetune_epochs=5,
+        ),
+        "full": dict(
+            per_class=1000,
+            limit=None,
+            validation=0.2,
+            base="mobilenet_0.25",
+            image_size=160,
+            batch=32,
+            head_epochs=10,
+            finetune_epochs=5,
+        ),
     },
     # helpers.timing.alternate: rounds of A and B in alternation, each call timed this long (s)
     "compare": {
@@ -146,7 +235,9 @@ SETTINGS = {
     # benchmark.run (the benchmark), notebooks 07-08: warm-up and timed training steps a measurement
     "bench": {
         "smoke": dict(warmup=1, steps=3, peak_sizes=(512,)),
-        "sample": dict(warmup=3, steps=15, peak_sizes=None),  # None: the device's default
+        "sample": dict(
+            warmup=3, steps=15, peak_sizes=None
+        ),  # None: the device's default
         "full": dict(warmup=5, steps=50, peak_sizes=None),
     },
     # notebook 07: how many pictures its three pipelines read (None: all of the sample)
@@ -180,9 +271,11 @@ def build_problem(folder=None):
         with tempfile.NamedTemporaryFile(dir=folder):
             pass
     except OSError as e:
-        return (f"The course cannot write into {folder} ({e.strerror or e}): it keeps trained "
-                "models, backups and results there. Set COURSE_BUILD to a folder you can "
-                "write (e.g. export COURSE_BUILD=~/dl-course-build) and start again.")
+        return (
+            f"The course cannot write into {folder} ({e.strerror or e}): it keeps trained "
+            "models, backups and results there. Set COURSE_BUILD to a folder you can "
+            "write (e.g. export COURSE_BUILD=~/dl-course-build) and start again."
+        )
     return None
 
 
@@ -197,7 +290,9 @@ def settings(name):
     """Sizes and epochs for `name` under the active profile, as attributes (notebook 01); the
     first call says if the build folder cannot be written."""
     if name not in SETTINGS:
-        raise KeyError(f"No settings named {name!r}; known: {', '.join(sorted(SETTINGS))}.")
+        raise KeyError(
+            f"No settings named {name!r}; known: {', '.join(sorted(SETTINGS))}."
+        )
     _say_build_problem()
     return SimpleNamespace(name=name, profile=profile(), **SETTINGS[name][profile()])
 
@@ -231,34 +326,59 @@ def _mnist(name, sha):
 # is that of char-rnn's input.txt (commit 6f9487a), which the sample embeds whole.
 DATASETS = {
     "cats_dogs": [  # PetImages/Cat, PetImages/Dog: 12,500 JPEGs each, some corrupt; no split
-        Remote("https://download.microsoft.com/download/3/E/1/3E1C3F21-ECDB-4869-8368-"
-               "6DEBA77B919F/kagglecatsanddogs_3367a.zip",
-               "f9553e426bd725354ed3a27e3c6920caadb55c835d1ebd880d2e56d3f1fbb22b", True)],
+        Remote(
+            "https://download.microsoft.com/download/3/E/1/3E1C3F21-ECDB-4869-8368-"
+            "6DEBA77B919F/kagglecatsanddogs_3367a.zip",
+            "f9553e426bd725354ed3a27e3c6920caadb55c835d1ebd880d2e56d3f1fbb22b",
+            True,
+        )
+    ],
     "mnist": [  # idx files: 60,000 training and 10,000 test digits
-        _mnist("train-images-idx3-ubyte.gz",
-               "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
-        _mnist("train-labels-idx1-ubyte.gz",
-               "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
-        _mnist("t10k-images-idx3-ubyte.gz",
-               "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
-        _mnist("t10k-labels-idx1-ubyte.gz",
-               "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6")],
+        _mnist(
+            "train-images-idx3-ubyte.gz",
+            "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+        ),
+        _mnist(
+            "train-labels-idx1-ubyte.gz",
+            "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+        ),
+        _mnist(
+            "t10k-images-idx3-ubyte.gz",
+            "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+        ),
+        _mnist(
+            "t10k-labels-idx1-ubyte.gz",
+            "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+        ),
+    ],
     "imdb": [  # aclImdb/{train,test}/{pos,neg}/*.txt: 25,000 reviews per split
-        Remote("https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
-               "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe", True)],
+        Remote(
+            "https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+            "c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe",
+            True,
+        )
+    ],
     "cifar10": [  # cifar-10-batches-bin/*.bin: 1 label byte + 3072 pixel bytes per image
-        Remote("https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
-               "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd", True)],
+        Remote(
+            "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
+            "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd",
+            True,
+        )
+    ],
     "tinyshakespeare": [  # input.txt: 1,115,394 characters (the sample is the whole file)
-        Remote("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/"
-               "tinyshakespeare/input.txt",
-               "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed")],
+        Remote(
+            "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/"
+            "tinyshakespeare/input.txt",
+            "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+        )
+    ],
 }
 
 # Files of the sample that code pins: a changed file is an error, not a surprise.
 PINNED = {
-    "pretrained/mobilenet_2_5_224_tf_no_top.h5":
-        "dbdb03ee2a22fd895301636cd328b234bb3a9952358f436d82f46b81e0d5b0bf",
+    "pretrained/mobilenet_2_5_224_tf_no_top.h5": (
+        "dbdb03ee2a22fd895301636cd328b234bb3a9952358f436d82f46b81e0d5b0bf"
+    ),
     "tinyshakespeare/input.txt": DATASETS["tinyshakespeare"][0].sha256,
 }
 
@@ -273,12 +393,16 @@ def sample_path(relative):
     """A file or folder of the embedded sample, pinned files checked (notebooks 01, 06, 11)."""
     path = DATA_DIR / relative
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; rebuild the sample with "
-                                "`python -m tools.build_sample`.")
+        raise FileNotFoundError(
+            f"{path} is missing; rebuild the sample with "
+            "`python -m tools.build_sample`."
+        )
     expected = PINNED.get(Path(relative).as_posix())
     if expected and sha256(path) != expected:
-        raise ValueError(f"{path} does not match its pinned sha256 {expected}; "
-                         "rebuild the sample with `python -m tools.build_sample`.")
+        raise ValueError(
+            f"{path} does not match its pinned sha256 {expected}; "
+            "rebuild the sample with `python -m tools.build_sample`."
+        )
     return path
 
 
@@ -291,21 +415,37 @@ def download(remote, cache_dir=None, retries=3, wait=2.0):
     fname = remote.url.rsplit("/", 1)[-1]
     for attempt in range(1, retries + 1):
         try:
-            path = Path(keras.utils.get_file(fname, remote.url, file_hash=remote.sha256,
-                                             cache_dir=str(cache_dir), cache_subdir="datasets"))
+            path = Path(
+                keras.utils.get_file(
+                    fname,
+                    remote.url,
+                    file_hash=remote.sha256,
+                    cache_dir=str(cache_dir),
+                    cache_subdir="datasets",
+                )
+            )
             break
         except Exception as e:  # Keras deletes a partial file; we delete a corrupt one
             (cache_dir / "datasets" / fname).unlink(missing_ok=True)
             if attempt < retries:
-                print(f"Download of {fname} failed ({str(e)[:100]}); retry {attempt}/{retries - 1}")
+                print(
+                    f"Download of {fname} failed ({str(e)[:100]}); retry {attempt}/{retries - 1}"
+                )
                 time.sleep(wait * attempt)
             elif isinstance(e, ValueError):
-                raise ValueError(f"Download of {remote.url} is corrupt (sha256 differs from "
-                                 f"{remote.sha256}); the file was deleted, try again.") from e
+                raise ValueError(
+                    f"Download of {remote.url} is corrupt (sha256 differs from "
+                    f"{remote.sha256}); the file was deleted, try again."
+                ) from e
             else:
-                raise ConnectionError(f"Could not download {remote.url} after {retries} tries "
-                                      f"({e}).") from e
-    return safe_extract(path, path.with_name(fname.split(".")[0])) if remote.extract else path
+                raise ConnectionError(
+                    f"Could not download {remote.url} after {retries} tries ({e})."
+                ) from e
+    return (
+        safe_extract(path, path.with_name(fname.split(".")[0]))
+        if remote.extract
+        else path
+    )
 
 
 def safe_extract(archive, dest):
@@ -321,7 +461,9 @@ def safe_extract(archive, dest):
             with zipfile.ZipFile(archive) as z:  # names lose '..' and a leading '/'
                 z.extractall(partial)
         elif tarfile.is_tarfile(archive):
-            with tarfile.open(archive) as t:  # refuses entries and links that lead outside
+            with tarfile.open(
+                archive
+            ) as t:  # refuses entries and links that lead outside
                 t.extractall(partial, filter="data")
         else:
             raise ValueError(f"{archive} is neither a zip nor a tar archive.")
@@ -329,8 +471,10 @@ def safe_extract(archive, dest):
     except BaseException as e:
         shutil.rmtree(partial, ignore_errors=True)
         if isinstance(e, tarfile.FilterError):
-            raise ValueError(f"{archive} contains an unsafe entry ({e}); nothing was extracted. "
-                             "Delete the archive and download it again from its source.") from e
+            raise ValueError(
+                f"{archive} contains an unsafe entry ({e}); nothing was extracted. "
+                "Delete the archive and download it again from its source."
+            ) from e
         raise
     return dest
 
@@ -338,14 +482,20 @@ def safe_extract(archive, dest):
 def source(name):
     """('sample' or 'full', path) of dataset `name` in this profile (every loader of `data`)."""
     if name not in DATASETS:
-        raise KeyError(f"Unknown dataset {name!r}; choose one of {', '.join(sorted(DATASETS))}.")
+        raise KeyError(
+            f"Unknown dataset {name!r}; choose one of {', '.join(sorted(DATASETS))}."
+        )
     if profile() == "full":
         try:
             paths = [download(r) for r in DATASETS[name]]
             return "full", paths[0] if len(paths) == 1 else paths[0].parent
-        except Exception as e:  # no network, proxy, server down: keep the course running
-            print(f"Notice: could not download the full {name} dataset ({str(e)[:120]}); "
-                  "using the embedded sample instead.")
+        except (
+            Exception
+        ) as e:  # no network, proxy, server down: keep the course running
+            print(
+                f"Notice: could not download the full {name} dataset ({str(e)[:120]}); "
+                "using the embedded sample instead."
+            )
     return "sample", sample_path(name)
 
 

@@ -29,11 +29,29 @@ from dataclasses import dataclass, field
 
 from . import config
 
-__all__ = ["Exercise", "accuracy_choice", "choice", "load", "number", "progress",
-           "progress_file", "timed_choice"]
+__all__ = [
+    "Exercise",
+    "accuracy_choice",
+    "choice",
+    "load",
+    "number",
+    "progress",
+    "progress_file",
+    "timed_choice",
+]
 
-RIGHT, AFTER, SEEN, NOT_YET = "right", "right after the solution", "solution seen", "not yet"
-STATES = (RIGHT, AFTER, SEEN, NOT_YET)  # the best first: a later "not yet" keeps a "right"
+RIGHT, AFTER, SEEN, NOT_YET = (
+    "right",
+    "right after the solution",
+    "solution seen",
+    "not yet",
+)
+STATES = (
+    RIGHT,
+    AFTER,
+    SEEN,
+    NOT_YET,
+)  # the best first: a later "not yet" keeps a "right"
 NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?")  # 1,234; 1/2
 
 
@@ -56,8 +74,10 @@ def _read():
         why = str(error)
     kept = path.with_name("progress.unreadable.json")
     path.replace(kept)
-    print(f"{config.BUILD_DIR.name}/{path.name} could not be read ({why}); kept as "
-          f"{kept.name}, and a new one begins.")
+    print(
+        f"{config.BUILD_DIR.name}/{path.name} could not be read ({why}); kept as "
+        f"{kept.name}, and a new one begins."
+    )
     return {}
 
 
@@ -65,7 +85,9 @@ def _record(notebook, number, state):
     found = _read()
     mine = found.setdefault(notebook, {})
     old = mine.get(str(number))
-    state = AFTER if (old, state) == (SEEN, RIGHT) else state  # solved or copied: both said
+    state = (
+        AFTER if (old, state) == (SEEN, RIGHT) else state
+    )  # solved or copied: both said
     if old in STATES and STATES.index(old) <= STATES.index(state):
         return  # keep the better state
     mine[str(number)] = state
@@ -88,23 +110,31 @@ class Exercise:
     given: tuple = field(default=())  # names of what check() needs beside the answer
 
     def __repr__(self):  # the hints and the solution stay hidden until asked for
-        return (f"<exercise {self.number} of notebook {self.notebook}: q[{self.number}].check("
-                f"answer), q[{self.number}].hint(), q[{self.number}].solution()>")
+        return (
+            f"<exercise {self.number} of notebook {self.notebook}: q[{self.number}].check("
+            f"answer), q[{self.number}].hint(), q[{self.number}].solution()>"
+        )
 
     def check(self, answer=None, **given):
         """Print "right." or "not yet: <why>", record it, and return None (Jupyter shows no
         value under the line). Never raises for a wrong answer."""
         missing = [name for name in self.given if given.get(name) is None]
         if answer is None or answer is Ellipsis:
-            print(f"Exercise {self.number}: no answer yet. Write yours in place of `None` "
-                  "and run the cell again.")
+            print(
+                f"Exercise {self.number}: no answer yet. Write yours in place of `None` "
+                "and run the cell again."
+            )
         elif missing:
-            print(f"Exercise {self.number}: {' and '.join(missing)} still None: run what the "
-                  "exercise asks for first and keep its result under that name.")
+            print(
+                f"Exercise {self.number}: {' and '.join(missing)} still None: run what the "
+                "exercise asks for first and keep its result under that name."
+            )
         else:
             why = self.judge(answer, **given)
             _record(self.notebook, self.number, NOT_YET if why else RIGHT)
-            print(f"Exercise {self.number}: " + (f"not yet: {why}" if why else "right."))
+            print(
+                f"Exercise {self.number}: " + (f"not yet: {why}" if why else "right.")
+            )
 
     def hint(self):
         print(f"Hint for exercise {self.number}: {self.hints}")
@@ -124,7 +154,9 @@ def number(expected, wrong=None, unit="", within=0.0):
     the learner gave); `within` is the share either way that still counts as right (0: exact)."""
 
     def judge(answer, **given):
-        found = NUMBER.search(str(answer))  # 388234, "388,234", "388 234", "800 epochs", "1/2"
+        found = NUMBER.search(
+            str(answer)
+        )  # 388234, "388,234", "388 234", "800 epochs", "1/2"
         if not found:
             return f"{answer!r} holds no number: write the count, for example 12345."
         top, _, bottom = re.sub(r"[,_ ]", "", found.group()).partition("/")
@@ -135,8 +167,10 @@ def number(expected, wrong=None, unit="", within=0.0):
         for count, why in (wrong or {}).items():
             if _near(value, count(**given) if callable(count) else count, within):
                 return why(**given) if callable(why) else why
-        return (f"{found.group().strip()}{unit} is too {'small' if value < right else 'large'}; "
-                "the hint shows the steps.")
+        return (
+            f"{found.group().strip()}{unit} is too {'small' if value < right else 'large'}; "
+            "the hint shows the steps."
+        )
 
     return judge
 
@@ -168,14 +202,19 @@ def timed_choice(names, unit, note=""):
         from . import timing
 
         if not isinstance(speeds, dict) or set(names) - set(speeds):
-            return (f"`speeds` should be what timing.alternate returns for two workloads named "
-                    f"{names[0]!r} and {names[1]!r} (the hint shows the call).")
+            return (
+                f"`speeds` should be what timing.alternate returns for two workloads named "
+                f"{names[0]!r} and {names[1]!r} (the hint shows the call)."
+            )
         if min(len(speeds[k]) for k in names) < 3:
             return "time at least 3 rounds of each: fewer cannot give an interval."
         found = timing.ratio(speeds[names[0]], speeds[names[1]], names, unit=unit)
         right = {"faster": "a", "slower": "b"}.get(found["verdict"], "c")
-        said = {"a": f"{names[0]} was faster", "b": f"{names[1]} was faster",
-                "c": "they cannot tell the two apart"}[right]
+        said = {
+            "a": f"{names[0]} was faster",
+            "b": f"{names[1]} was faster",
+            "c": "they cannot tell the two apart",
+        }[right]
         why = f"your own rounds say {said}: {found['text']}. {note}".strip()
         return choice(right, dict.fromkeys("abc", why))(answer)
 
@@ -190,9 +229,15 @@ def accuracy_choice(names):
 
     def judge(answer, first, second, pictures, **given):
         error = math.sqrt((first * (1 - first) + second * (1 - second)) / pictures)
-        right = "b" if abs(first - second) <= 2 * error else ("a" if first < second else "c")
-        said = (f"{names[0]} {first:.1%} against {names[1]} {second:.1%} on {pictures:,} "
-                f"pictures, where only a difference beyond ±{2 * error:.1%} is clear.")
+        right = (
+            "b"
+            if abs(first - second) <= 2 * error
+            else ("a" if first < second else "c")
+        )
+        said = (
+            f"{names[0]} {first:.1%} against {names[1]} {second:.1%} on {pictures:,} "
+            f"pictures, where only a difference beyond ±{2 * error:.1%} is clear."
+        )
         return choice(right, dict.fromkeys("abc", f"your own runs say: {said}"))(answer)
 
     return judge
@@ -202,8 +247,10 @@ def load(notebook):
     """Notebook `notebook`'s exercises, by number: `q = load("01")`, then `q[3].check(...)`."""
     module = importlib.import_module(f"helpers.checks.nb{notebook}")
     found = {e.number: e for e in module.exercises()}
-    print(f"Notebook {notebook}: {len(found)} exercises. For each, run its cell with your "
-          "answer; q[n].hint() and q[n].solution() help.")
+    print(
+        f"Notebook {notebook}: {len(found)} exercises. For each, run its cell with your "
+        "answer; q[n].hint() and q[n].solution() help."
+    )
     return found
 
 

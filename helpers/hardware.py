@@ -14,18 +14,49 @@ import psutil
 
 from .published import GPU_DATASHEETS
 
-__all__ = ["SIMD_FLAGS", "amx_bfloat16", "cpu_info", "cpu_kind", "describe", "devices",
-           "gpu_datasheet", "gpu_roof_shares", "gpus", "mixed_precision_support",
-           "nvidia_smi_gpus", "summary", "table", "tensorflow_devices", "theoretical_peaks",
-           "threads", "versions"]
+__all__ = [
+    "SIMD_FLAGS",
+    "amx_bfloat16",
+    "cpu_info",
+    "cpu_kind",
+    "describe",
+    "devices",
+    "gpu_datasheet",
+    "gpu_roof_shares",
+    "gpus",
+    "mixed_precision_support",
+    "nvidia_smi_gpus",
+    "summary",
+    "table",
+    "tensorflow_devices",
+    "theoretical_peaks",
+    "threads",
+    "versions",
+]
 
-SIMD_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
-              "amx_bf16", "amx_tile", "neon", "asimd")
+SIMD_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_bf16",
+    "amx_tile",
+    "neon",
+    "asimd",
+)
 
 
 def cpu_info():
     """CPU model, cores, memory and the SIMD extensions that matter for training (notebook 00)."""
-    model, flags, mhz, family = platform.processor() or platform.machine(), set(), None, None
+    model, flags, mhz, family = (
+        platform.processor() or platform.machine(),
+        set(),
+        None,
+        None,
+    )
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -49,10 +80,13 @@ def cpu_info():
         "model": model,
         "physical_cores": psutil.cpu_count(logical=False),
         "logical_cores": psutil.cpu_count(logical=True),
-        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "usable_cores": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else None,
         "simd": [f for f in SIMD_FLAGS if f in flags],
         "memory_gb": round(psutil.virtual_memory().total / 1e9, 1),
-        "ghz": mhz and round(mhz / 1000, 2),  # the clock the system reports (boost may differ)
+        "ghz": mhz
+        and round(mhz / 1000, 2),  # the clock the system reports (boost may differ)
         "max_ghz": max_ghz,  # the boost clock, where the system reports it
         "family": family,  # x86 CPU family: AMD's 25 is Zen 3 and 4, 26 Zen 5
     }
@@ -61,8 +95,14 @@ def cpu_info():
 def cpu_kind(simd):
     """The widest vector or matrix unit among `simd` flags: "AMX", "AVX-512 bf16", "AVX-512",
     "AVX2", "Arm NEON" or "older SIMD" (notebook 08)."""
-    kinds = (("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 bf16"), ("avx512f", "AVX-512"),
-             ("avx2", "AVX2"), ("asimd", "Arm NEON"), ("neon", "Arm NEON"))
+    kinds = (
+        ("amx_bf16", "AMX"),
+        ("avx512_bf16", "AVX-512 bf16"),
+        ("avx512f", "AVX-512"),
+        ("avx2", "AVX2"),
+        ("asimd", "Arm NEON"),
+        ("neon", "Arm NEON"),
+    )
     return next((kind for flag, kind in kinds if flag in simd), "older SIMD")
 
 
@@ -70,7 +110,11 @@ def amx_bfloat16(info=None, environ=None):
     """Whether oneDNN may run bfloat16 on AMX in this process: the CPU lists `amx_bf16` and
     ONEDNN_MAX_CPU_ISA, where set, does not cap oneDNN below AMX (notebook 09)."""
     simd = (info or cpu_info())["simd"]
-    cap = (os.environ if environ is None else environ).get("ONEDNN_MAX_CPU_ISA", "").upper()
+    cap = (
+        (os.environ if environ is None else environ)
+        .get("ONEDNN_MAX_CPU_ISA", "")
+        .upper()
+    )
     return "amx_bf16" in simd and (cap in ("", "ALL", "DEFAULT") or "AMX" in cap)
 
 
@@ -79,16 +123,23 @@ def amx_bfloat16(info=None, environ=None):
 # 256-bit pipes); two 16-lane FMA ports (Intel's AVX-512 server cores, some have one; AMD's Zen 5,
 # family 26). bfloat16: AVX-512 BF16's dot product does twice float32's work; AMX 1,024 bfloat16
 # FLOP (Intel's figure).
-_FLOP_PER_CYCLE = {"AVX2": (32, None), "AVX-512": (32, None), "AVX-512 bf16": (32, 64),
-                   "AMX": (64, 1024)}
+_FLOP_PER_CYCLE = {
+    "AVX2": (32, None),
+    "AVX-512": (32, None),
+    "AVX-512 bf16": (32, 64),
+    "AMX": (64, 1024),
+}
 _FULL_AVX512 = {"AVX-512": (64, None), "AVX-512 bf16": (64, 128)}
 
 
 # The part of the core that does each format's multiplies, by the widest unit: float32 always on
 # the vector unit's FMA (AMX has no float32), bfloat16 on AVX-512 BF16's dot product or AMX's tiles.
-_UNITS = {"AVX2": ("AVX2 FMA", None), "AVX-512": ("AVX-512 FMA", None),
-          "AVX-512 bf16": ("AVX-512 FMA", "AVX-512 BF16 dot product"),
-          "AMX": ("AVX-512 FMA", "AMX tiles")}
+_UNITS = {
+    "AVX2": ("AVX2 FMA", None),
+    "AVX-512": ("AVX-512 FMA", None),
+    "AVX-512 bf16": ("AVX-512 FMA", "AVX-512 BF16 dot product"),
+    "AMX": ("AVX-512 FMA", "AMX tiles"),
+}
 
 
 def theoretical_peaks(info=None):
@@ -97,19 +148,32 @@ def theoretical_peaks(info=None):
     cycle x the boost clock where the system reports one, else the clock it reports now; None
     where the unit or clock is unknown (00)."""
     info = info or cpu_info()
-    unit = cpu_kind(info["simd"]) if "fma" in info["simd"] or "amx_bf16" in info["simd"] else None
+    unit = (
+        cpu_kind(info["simd"])
+        if "fma" in info["simd"] or "amx_bf16" in info["simd"]
+        else None
+    )
     full = "intel" in info["model"].lower() or (info.get("family") or 0) >= 26
     per_cycle = (_FULL_AVX512 if full else {}).get(unit, _FLOP_PER_CYCLE.get(unit))
     cores, ghz = info["usable_cores"] or info["physical_cores"], info.get("max_ghz")
     clock = "the boost clock the system reports"
     if not ghz:
-        ghz, clock = info.get("ghz"), "the clock the system reports now; a boost may be faster"
+        ghz, clock = (
+            info.get("ghz"),
+            "the clock the system reports now; a boost may be faster",
+        )
     if not per_cycle or not cores or not ghz:
         return None
-    return {dtype: per * cores * ghz * 1e9 if per else None
-            for dtype, per in zip(("float32", "bfloat16"), per_cycle)} | {
-        "per_cycle": per_cycle, "cores": cores, "ghz": ghz, "clock": clock,
-        "units": dict(zip(("float32", "bfloat16"), _UNITS[unit]))}
+    return {
+        dtype: per * cores * ghz * 1e9 if per else None
+        for dtype, per in zip(("float32", "bfloat16"), per_cycle)
+    } | {
+        "per_cycle": per_cycle,
+        "cores": cores,
+        "ghz": ghz,
+        "clock": clock,
+        "units": dict(zip(("float32", "bfloat16"), _UNITS[unit])),
+    }
 
 
 def gpu_datasheet(gpu_name):
@@ -117,15 +181,21 @@ def gpu_datasheet(gpu_name):
     name is a word of `gpu_name` ("Tesla T4", "NVIDIA H200": an "NVIDIA L40S" is no L4), else
     None (notebook 00)."""
     words = re.findall(r"[A-Za-z0-9]+", gpu_name or "")
-    return next(((name, GPU_DATASHEETS[name]) for name in GPU_DATASHEETS if name in words), None)
+    return next(
+        ((name, GPU_DATASHEETS[name]) for name in GPU_DATASHEETS if name in words), None
+    )
 
 
 def gpu_roof_shares(info, limits):
     """Lines: each GPU's measured roofs (`limits` as notebook 00 keeps them: the best multiply
     GFLOP/s per "gpu:N dtype", GB/s of `x + 1` per "gpu:N") as shares of its datasheet's dense
     peaks and memory bandwidth; [] without a GPU (notebook 00)."""
-    names = [d.get("gpu_name") for d in info["tensorflow_devices"] if d["type"] == "GPU"]
-    names = names or [g["name"] for g in info["gpus"]]  # another backend: nvidia-smi's names
+    names = [
+        d.get("gpu_name") for d in info["tensorflow_devices"] if d["type"] == "GPU"
+    ]
+    names = names or [
+        g["name"] for g in info["gpus"]
+    ]  # another backend: nvidia-smi's names
     lines = []
     for i, name in enumerate(names):
         found, device = gpu_datasheet(name), f"gpu:{i}"
@@ -139,15 +209,21 @@ def gpu_roof_shares(info, limits):
             if not line or dtype not in tflops:
                 continue
             measured = max(line[1]) / 1e3  # TFLOP/s
-            text = (f"  {dtype}: measured {measured:,.1f} TFLOP/s, {measured / tflops[dtype]:.0%} "
-                    f"of the datasheet's {tflops[dtype]:,.1f}")
-            if dtype == "float32" and "tf32" in tflops:  # TensorFlow multiplies float32 as TF32
+            text = (
+                f"  {dtype}: measured {measured:,.1f} TFLOP/s, {measured / tflops[dtype]:.0%} "
+                f"of the datasheet's {tflops[dtype]:,.1f}"
+            )
+            if (
+                dtype == "float32" and "tf32" in tflops
+            ):  # TensorFlow multiplies float32 as TF32
                 text += f", {measured / tflops['tf32']:.0%} of its TF32 {tflops['tf32']:,.0f}"
             lines.append(text)
         gbs = limits["bandwidth_gbs"].get(device)
         if gbs:
-            lines.append(f"  memory: measured {gbs:,.0f} GB/s, {gbs / sheet['bandwidth_gbs']:.0%} "
-                         f"of the datasheet's {sheet['bandwidth_gbs']:,} GB/s")
+            lines.append(
+                f"  memory: measured {gbs:,.0f} GB/s, {gbs / sheet['bandwidth_gbs']:.0%} "
+                f"of the datasheet's {sheet['bandwidth_gbs']:,} GB/s"
+            )
     return lines
 
 
@@ -164,18 +240,34 @@ def nvidia_smi_gpus():
     temperature in °C (None where a card reports none); [] without one (notebook 08)."""
     if not shutil.which("nvidia-smi"):
         return []
-    command = ["nvidia-smi", "--format=csv,noheader,nounits", "--query-gpu=name,memory.total,"
-               "memory.used,driver_version,utilization.gpu,power.draw,temperature.gpu"]
+    command = [
+        "nvidia-smi",
+        "--format=csv,noheader,nounits",
+        "--query-gpu=name,memory.total,"
+        "memory.used,driver_version,utilization.gpu,power.draw,temperature.gpu",
+    ]
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=10, check=True).stdout
+        out = subprocess.run(
+            command, capture_output=True, text=True, timeout=10, check=True
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     gpus = []
     for line in out.strip().splitlines():
-        name, total, used, driver, util, power, temperature = [v.strip() for v in line.split(",")]
-        gpus.append({"name": name, "memory_total_mb": float(total), "memory_used_mb": float(used),
-                     "driver": driver, "utilization_pct": _number(util),
-                     "power_w": _number(power), "temperature_c": _number(temperature)})
+        name, total, used, driver, util, power, temperature = [
+            v.strip() for v in line.split(",")
+        ]
+        gpus.append(
+            {
+                "name": name,
+                "memory_total_mb": float(total),
+                "memory_used_mb": float(used),
+                "driver": driver,
+                "utilization_pct": _number(util),
+                "power_w": _number(power),
+                "temperature_c": _number(temperature),
+            }
+        )
     return gpus
 
 
@@ -190,12 +282,24 @@ def gpus():
         import GPUtil  # GPUtil 1.4 imports distutils, which Python 3.12 no longer ships
 
         found = GPUtil.getGPUs()
-    except Exception as e:  # no distutils (and no setuptools to stand in), or odd output
-        _notice_once(f"Notice: GPUtil does not work here ({type(e).__name__}: {e}); "
-                     "asking nvidia-smi directly.")
+    except (
+        Exception
+    ) as e:  # no distutils (and no setuptools to stand in), or odd output
+        _notice_once(
+            f"Notice: GPUtil does not work here ({type(e).__name__}: {e}); "
+            "asking nvidia-smi directly."
+        )
         return nvidia_smi_gpus()
-    return [{"name": g.name, "memory_total_mb": g.memoryTotal, "memory_used_mb": g.memoryUsed,
-             "driver": g.driver, "utilization_pct": g.load * 100} for g in found]
+    return [
+        {
+            "name": g.name,
+            "memory_total_mb": g.memoryTotal,
+            "memory_used_mb": g.memoryUsed,
+            "driver": g.driver,
+            "utilization_pct": g.load * 100,
+        }
+        for g in found
+    ]
 
 
 def tensorflow_devices():
@@ -263,9 +367,11 @@ def threads():
         return None
     import tensorflow as tf
 
-    return {"intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
-            "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
-            "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default")}
+    return {
+        "intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+        "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+        "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default"),
+    }
 
 
 def summary(info=None):
@@ -282,13 +388,21 @@ def table(info=None):
 
     info = info or describe()
     cpu = info["cpu"]
-    rows = {"CPU": cpu["model"],
-            "Cores": f"{cpu['physical_cores']} physical, {cpu['logical_cores']} logical, "
-                     f"{cpu['usable_cores']} usable by this process",
-            "SIMD": ", ".join(cpu["simd"]) or "none detected", "Memory": f"{cpu['memory_gb']} GB"}
-    rows.update({f"GPU {i}": f"{g['name']}, {g['memory_total_mb'] / 1024:.0f} GiB, "
-                             f"driver {g['driver']}" for i, g in enumerate(info["gpus"])}
-                or {"GPU": "none found"})
+    rows = {
+        "CPU": cpu["model"],
+        "Cores": f"{cpu['physical_cores']} physical, {cpu['logical_cores']} logical, "
+        f"{cpu['usable_cores']} usable by this process",
+        "SIMD": ", ".join(cpu["simd"]) or "none detected",
+        "Memory": f"{cpu['memory_gb']} GB",
+    }
+    rows.update(
+        {
+            f"GPU {i}": f"{g['name']}, {g['memory_total_mb'] / 1024:.0f} GiB, "
+            f"driver {g['driver']}"
+            for i, g in enumerate(info["gpus"])
+        }
+        or {"GPU": "none found"}
+    )
     seen = ", ".join(d["name"] for d in info["tensorflow_devices"])
     rows["Devices TensorFlow uses"] = seen or "(not the TensorFlow backend)"
     supported = ", ".join(k for k, v in info["mixed_precision"].items() if v)
@@ -304,5 +418,8 @@ def devices():
 
     try:
         return ["cpu:0"] + keras.distribution.list_devices("gpu")
-    except (RuntimeError, AttributeError):  # JAX without a GPU; a backend without the API
+    except (
+        RuntimeError,
+        AttributeError,
+    ):  # JAX without a GPU; a backend without the API
         return ["cpu:0"]

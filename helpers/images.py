@@ -21,8 +21,19 @@ from PIL import Image
 
 from . import config
 
-__all__ = ["ImageReport", "MAX_PIXELS", "check_image", "check_images", "decode_picture",
-           "exif_orientation", "is_hidden", "plural", "printable", "read_picture", "unused_line"]
+__all__ = [
+    "ImageReport",
+    "MAX_PIXELS",
+    "check_image",
+    "check_images",
+    "decode_picture",
+    "exif_orientation",
+    "is_hidden",
+    "plural",
+    "printable",
+    "read_picture",
+    "unused_line",
+]
 
 # Formats that tf.io.decode_image reads (MPO is the multi-picture JPEG some cameras write).
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
@@ -32,13 +43,32 @@ CHECK_VERSION = 6  # raise it when check_image changes: cached verdicts are then
 # Most pixels decoded from one file (decompression bombs): a larger JPEG (a 48-200 MP phone photo)
 # is decoded at 1/2, 1/4 or 1/8 scale to stay under it; other larger pictures are refused.
 MAX_PIXELS = 40_000_000
-JPEG_SCALES = (1, 2, 4, 8)  # the reduced scales a JPEG decoder offers (libjpeg's DCT scaling)
+JPEG_SCALES = (
+    1,
+    2,
+    4,
+    8,
+)  # the reduced scales a JPEG decoder offers (libjpeg's DCT scaling)
 # Files that operating systems and apps put next to pictures, by name (lower case)
-_SYSTEM_FILES = {"thumbs.db": "Windows Thumbs.db", "desktop.ini": "Windows desktop.ini",
-                 ".ds_store": "macOS .DS_Store"}
+_SYSTEM_FILES = {
+    "thumbs.db": "Windows Thumbs.db",
+    "desktop.ini": "Windows desktop.ini",
+    ".ds_store": "macOS .DS_Store",
+}
 # Picture formats the pipeline cannot decode (.heic: an iPhone's photos; .dng etc.: raw camera)
-_CONVERT = {".heic", ".heif", ".avif", ".tif", ".tiff", ".jxl", ".dng", ".cr2", ".nef", ".arw",
-            ".psd"}
+_CONVERT = {
+    ".heic",
+    ".heif",
+    ".avif",
+    ".tif",
+    ".tiff",
+    ".jxl",
+    ".dng",
+    ".cr2",
+    ".nef",
+    ".arw",
+    ".psd",
+}
 
 
 @dataclass
@@ -49,9 +79,15 @@ class ImageReport:
     bad: list = field(default_factory=list)  # (path, reason): skipped
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
     unused: list = field(default_factory=list)  # files that are no pictures (by name)
-    hidden: list = field(default_factory=list)  # (hidden folder, files in it): not entered
-    digests: dict = field(default_factory=dict)  # path -> digest of its pixels (good files)
-    decoded: int = 0  # files decoded now (the others had an up-to-date verdict in the cache)
+    hidden: list = field(
+        default_factory=list
+    )  # (hidden folder, files in it): not entered
+    digests: dict = field(
+        default_factory=dict
+    )  # path -> digest of its pixels (good files)
+    decoded: int = (
+        0  # files decoded now (the others had an up-to-date verdict in the cache)
+    )
     seconds: float = 0.0  # time the check took
 
 
@@ -86,16 +122,23 @@ def unused_line(paths, hidden=()):
     count) pairs of `hidden`, not read either (notebooks 04 and 06)."""
     parts = []
     if paths:
-        groups = ", ".join(f"{n} {kind}" for kind, n in sorted(Counter(map(_kind, paths)).items()))
-        verb = ("is not a picture by its name" if len(paths) == 1
-                else "are not pictures by their name")
+        groups = ", ".join(
+            f"{n} {kind}" for kind, n in sorted(Counter(map(_kind, paths)).items())
+        )
+        verb = (
+            "is not a picture by its name"
+            if len(paths) == 1
+            else "are not pictures by their name"
+        )
         parts.append(f"{plural(len(paths), 'file')} that {verb} ({groups})")
     if hidden:
         counts = Counter()
         for folder, n in hidden:
             counts[f"{Path(folder).name}/"] += n
         folders = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
-        parts.append(f"{plural(sum(counts.values()), 'file')} in hidden folders ({folders})")
+        parts.append(
+            f"{plural(sum(counts.values()), 'file')} in hidden folders ({folders})"
+        )
     suffixes = ", ".join(sorted(IMAGE_SUFFIXES))
     line = f"not used: {' and '.join(parts)}; only {suffixes} files are read"
     convert = sorted({p.suffix.lower() for p in paths} & _CONVERT)
@@ -111,7 +154,10 @@ def unused_line(paths, hidden=()):
 _PNG, _WEBP = b"\x89PNG", b"RIFF"
 _EXIF = {"jpeg": b"Exif\x00\x00", "png": b"eXIf", "webp": b"EXIF"}
 _HEAD = 1 << 16  # an EXIF block holds at most 64 KB
-_TIFF = (b"II*\x00", b"MM\x00*")  # a TIFF header: little-endian ("II") or big-endian ("MM")
+_TIFF = (
+    b"II*\x00",
+    b"MM\x00*",
+)  # a TIFF header: little-endian ("II") or big-endian ("MM")
 _ORIENTATION_TAG = 0x0112  # EXIF orientation: 1 upright, 2-8 mirrored and/or rotated
 _ENTRIES = 32  # IFD entries looked at (tags are sorted, and 0x0112 comes early)
 _READ = 1024  # bytes of the TIFF block read: its header and first IFD
@@ -119,7 +165,9 @@ _READ = 1024  # bytes of the TIFF block read: its header and first IFD
 
 def _tiff_orientation(tiff):
     """The orientation tag in the first IFD of a TIFF block (TensorFlow ops), 0 if none."""
-    raw = tf.cast(tf.io.decode_raw(tf.strings.substr(tiff, 0, _READ), tf.uint8), tf.int32)
+    raw = tf.cast(
+        tf.io.decode_raw(tf.strings.substr(tiff, 0, _READ), tf.uint8), tf.int32
+    )
     b = tf.pad(raw, [[0, _READ - tf.shape(raw)[0]]])
     big = b[0] == 77  # "MM"
 
@@ -128,11 +176,14 @@ def _tiff_orientation(tiff):
 
     ifd = number(tf.reshape(b[4:8], (2, 2))) * tf.where(big, [65536, 1], [1, 65536])
     ifd = tf.clip_by_value(tf.reduce_sum(ifd), 0, _READ - 2 - 12 * _ENTRIES)
-    count = number(b[ifd:ifd + 2][None])[0]
-    entries = tf.reshape(b[ifd + 2:ifd + 2 + 12 * _ENTRIES], (_ENTRIES, 6, 2))
+    count = number(b[ifd : ifd + 2][None])[0]
+    entries = tf.reshape(b[ifd + 2 : ifd + 2 + 12 * _ENTRIES], (_ENTRIES, 6, 2))
     fields = number(entries)  # per entry: tag, type, count (2 halves), value (2 halves)
-    match = ((fields[:, 0] == _ORIENTATION_TAG) & (fields[:, 1] == 3)
-             & (tf.range(_ENTRIES) < count))
+    match = (
+        (fields[:, 0] == _ORIENTATION_TAG)
+        & (fields[:, 1] == 3)
+        & (tf.range(_ENTRIES) < count)
+    )
     value = tf.reduce_max(tf.where(match, fields[:, 4], 0))
     return tf.where((value >= 1) & (value <= 8), value, 1)
 
@@ -143,12 +194,15 @@ def _orientation(contents):
     png, webp = magic == _PNG, magic == _WEBP
     marker = tf.where(png, _EXIF["png"], tf.where(webp, _EXIF["webp"], _EXIF["jpeg"]))
     text = tf.where(webp, contents, tf.strings.substr(contents, 0, _HEAD))
-    parts = tf.raw_ops.StringSplitV2(input=[text], sep=marker, maxsplit=1).values  # one op
+    parts = tf.raw_ops.StringSplitV2(
+        input=[text], sep=marker, maxsplit=1
+    ).values  # one op
 
     def read():  # the TIFF block after the marker, if it starts with a TIFF header
         after = parts[1]
-        tiff = tf.strings.substr(after, tf.minimum(tf.where(webp, 4, 0), tf.strings.length(after)),
-                                 _READ)
+        tiff = tf.strings.substr(
+            after, tf.minimum(tf.where(webp, 4, 0), tf.strings.length(after)), _READ
+        )
         header = tf.strings.substr(tiff, 0, 4)
         found = (header == _TIFF[0]) | (header == _TIFF[1])
         return tf.where(found, _tiff_orientation(tiff), 1)
@@ -158,7 +212,9 @@ def _orientation(contents):
 
 @functools.cache
 def _traced(function):
-    return tf.function(function, input_signature=[tf.TensorSpec([], tf.string)], autograph=False)
+    return tf.function(
+        function, input_signature=[tf.TensorSpec([], tf.string)], autograph=False
+    )
 
 
 def _once(function, contents):
@@ -179,27 +235,38 @@ def decode_picture(contents):
 
 def jpeg_scale(width, height):
     """The smallest of JPEG_SCALES that brings a JPEG under MAX_PIXELS, None if none does."""
-    return next((s for s in JPEG_SCALES if -(-width // s) * -(-height // s) <= MAX_PIXELS), None)
+    return next(
+        (s for s in JPEG_SCALES if -(-width // s) * -(-height // s) <= MAX_PIXELS), None
+    )
 
 
 def _decode_jpeg(contents):
     """A JPEG decoded at the smallest reduction of JPEG_SCALES that fits MAX_PIXELS."""
-    height, width = tf.unstack(tf.cast(tf.io.extract_jpeg_shape(contents)[:2], tf.int64))
+    height, width = tf.unstack(
+        tf.cast(tf.io.extract_jpeg_shape(contents)[:2], tf.int64)
+    )
 
     def fits(s):
         return -(-height // s) * -(-width // s) <= MAX_PIXELS
 
-    scales = [(fits(s), functools.partial(tf.io.decode_jpeg, contents, ratio=s))
-              for s in JPEG_SCALES[:-1]]
-    return tf.case(scales, default=lambda: tf.io.decode_jpeg(contents, ratio=JPEG_SCALES[-1]))
+    scales = [
+        (fits(s), functools.partial(tf.io.decode_jpeg, contents, ratio=s))
+        for s in JPEG_SCALES[:-1]
+    ]
+    return tf.case(
+        scales, default=lambda: tf.io.decode_jpeg(contents, ratio=JPEG_SCALES[-1])
+    )
 
 
 def _stored(contents):
     """(RGB uint8 as stored, transparent parts on white; its EXIF orientation). Only a picture
     with alpha goes through float32; the others are copied at most once, as uint8."""
     jpeg = tf.strings.substr(contents, 0, 3) == b"\xff\xd8\xff"
-    x = tf.cond(jpeg, lambda: _decode_jpeg(contents),  # channels as stored: 1 to 4
-                lambda: tf.io.decode_image(contents, expand_animations=False))
+    x = tf.cond(
+        jpeg,
+        lambda: _decode_jpeg(contents),  # channels as stored: 1 to 4
+        lambda: tf.io.decode_image(contents, expand_animations=False),
+    )
     channels = tf.shape(x)[-1]  # gray, gray + alpha, RGB, RGB + alpha
 
     def on_white():
@@ -208,8 +275,13 @@ def _stored(contents):
         alpha = tf.gather(y, [channels - 1], axis=-1) / 255
         return tf.saturate_cast(tf.round(color * alpha + 255 * (1 - alpha)), tf.uint8)
 
-    rgb = tf.case([((channels == 2) | (channels == 4), on_white),
-                   (channels == 1, lambda: tf.tile(x, [1, 1, 3]))], default=lambda: x)
+    rgb = tf.case(
+        [
+            ((channels == 2) | (channels == 4), on_white),
+            (channels == 1, lambda: tf.tile(x, [1, 1, 3])),
+        ],
+        default=lambda: x,
+    )
     return tf.ensure_shape(rgb, [None, None, 3]), _orientation(contents)
 
 
@@ -217,13 +289,19 @@ def _upright(picture, orientation):
     """`picture` (height, width, channels) turned as EXIF `orientation` says: 5-8 swap rows and
     columns (a phone held upright), then 2, 3, 6, 7 mirror and 3, 4, 7, 8 flip. No arithmetic."""
     picture = tf.transpose(picture, tf.where(orientation >= 5, [1, 0, 2], [0, 1, 2]))
-    mirror, flip = (tf.reduce_any(orientation == v) for v in ([2, 3, 6, 7], [3, 4, 7, 8]))
-    return tf.reverse(picture, tf.boolean_mask([1, 0], [mirror, flip]))  # 1: width, 0: height
+    mirror, flip = (
+        tf.reduce_any(orientation == v) for v in ([2, 3, 6, 7], [3, 4, 7, 8])
+    )
+    return tf.reverse(
+        picture, tf.boolean_mask([1, 0], [mirror, flip])
+    )  # 1: width, 0: height
 
 
 def _decode(contents):
     picture, orientation = _stored(contents)
-    return tf.cond(orientation == 1, lambda: picture, lambda: _upright(picture, orientation))
+    return tf.cond(
+        orientation == 1, lambda: picture, lambda: _upright(picture, orientation)
+    )
 
 
 def _read(contents, size):
@@ -246,8 +324,11 @@ def read_picture(path, size):
 
 @functools.cache
 def _traced_read(size):
-    return tf.function(lambda contents: _read(contents, size),
-                       input_signature=[tf.TensorSpec([], tf.string)], autograph=False)
+    return tf.function(
+        lambda contents: _read(contents, size),
+        input_signature=[tf.TensorSpec([], tf.string)],
+        autograph=False,
+    )
 
 
 def _pipeline_read(path):
@@ -268,7 +349,9 @@ def _unidentified(path):
         kind = "an AVIF picture" if avif else "a HEIC picture (an iPhone's format)"
         return f"{kind}, which the pipeline cannot decode; convert it to JPEG"
     head = head.lstrip().lower()
-    kind = "text or HTML" if head[:1] in (b"<", b"{") or head.isascii() else "unknown data"
+    kind = (
+        "text or HTML" if head[:1] in (b"<", b"{") or head.isascii() else "unknown data"
+    )
     return f"not an image ({kind}, {path.stat().st_size} bytes)"
 
 
@@ -286,8 +369,10 @@ def _pillow_limit(pixels):
 def _too_large(fmt, size):
     pixels = f"{size[0]}x{size[1]} pixels, limit {MAX_PIXELS:,}"
     if fmt in ("JPEG", "MPO"):
-        return (f"too large to decode safely even at 1/{JPEG_SCALES[-1]} scale ({pixels}); "
-                "resize it first")
+        return (
+            f"too large to decode safely even at 1/{JPEG_SCALES[-1]} scale ({pixels}); "
+            "resize it first"
+        )
     return f"too large to decode safely ({pixels}); resize it or save it as JPEG first"
 
 
@@ -295,7 +380,9 @@ def _pillow_orientation(im):
     """The EXIF orientation tag as Pillow reads it, None if none or unreadable."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "Corrupt EXIF data": the picture may still be fine
+            warnings.simplefilter(
+                "ignore"
+            )  # "Corrupt EXIF data": the picture may still be fine
             return im.getexif().get(_ORIENTATION_TAG)
     except Exception:  # an EXIF block Pillow cannot read at all: no orientation either
         return None
@@ -322,7 +409,10 @@ def _check_image(path):
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
-        return False, "its name is not valid UTF-8, which TensorFlow cannot open; rename it"
+        return (
+            False,
+            "its name is not valid UTF-8, which TensorFlow cannot open; rename it",
+        )
     if path.stat().st_size == 0:
         return False, "empty file (0 bytes)"
     try:
@@ -333,8 +423,13 @@ def _check_image(path):
                 frames = getattr(im, "n_frames", 1)
                 alpha = "A" in im.getbands() or "transparency" in im.info
                 orientation = _pillow_orientation(im)
-                scale = (jpeg_scale(*size) if fmt in ("JPEG", "MPO")
-                         else 1 if size[0] * size[1] <= MAX_PIXELS else None)
+                scale = (
+                    jpeg_scale(*size)
+                    if fmt in ("JPEG", "MPO")
+                    else 1
+                    if size[0] * size[1] <= MAX_PIXELS
+                    else None
+                )
                 if scale is None:
                     return False, _too_large(fmt, size)
                 if scale > 1:  # decoded at 1/2 to 1/8 scale, as the pipeline does
@@ -349,35 +444,60 @@ def _check_image(path):
     except (OSError, SyntaxError, ValueError) as e:
         return False, f"unreadable or truncated ({e})"
     if fmt not in PIPELINE_FORMATS:
-        return False, f"{fmt} images cannot be decoded by the pipeline; convert to JPEG or PNG"
-    if fmt == "WEBP" and frames > 1:  # refused before TensorFlow's decoder, which it can crash
-        return False, (f"an animated WebP ({frames} frames), which TensorFlow's decoder cannot "
-                       "read; save its first frame as PNG or JPEG")
+        return (
+            False,
+            f"{fmt} images cannot be decoded by the pipeline; convert to JPEG or PNG",
+        )
+    if (
+        fmt == "WEBP" and frames > 1
+    ):  # refused before TensorFlow's decoder, which it can crash
+        return False, (
+            f"an animated WebP ({frames} frames), which TensorFlow's decoder cannot "
+            "read; save its first frame as PNG or JPEG"
+        )
     refused, turned = _pipeline_read(path)
     if refused:
-        return False, (f"a {fmt} file (mode {mode}) that TensorFlow's decoder refuses "
-                       f"({refused}); convert it to JPEG or PNG")
+        return False, (
+            f"a {fmt} file (mode {mode}) that TensorFlow's decoder refuses "
+            f"({refused}); convert it to JPEG or PNG"
+        )
     if fmt == "BMP" and not alpha and _bmp_bits(path) == 32:
-        return False, ("a 32-bit BMP whose fourth byte is padding, which TensorFlow's decoder "
-                       "reads as transparency (the picture would be a white square); convert "
-                       "it to PNG or JPEG")
+        return False, (
+            "a 32-bit BMP whose fourth byte is padding, which TensorFlow's decoder "
+            "reads as transparency (the picture would be a white square); convert "
+            "it to PNG or JPEG"
+        )
     if fmt == "BMP" and mode == "P":
-        return False, ("a BMP with a colour palette, which TensorFlow's decoder reads as gray "
-                       "levels; convert it to PNG or JPEG")
+        return False, (
+            "a BMP with a colour palette, which TensorFlow's decoder reads as gray "
+            "levels; convert it to PNG or JPEG"
+        )
     if orientation in range(1, 9) and orientation != turned:
-        return False, (f"its EXIF orientation {orientation} is stored where the pipeline does "
-                       "not read it, so it would be used turned; save it upright as a JPEG")
-    notes = [] if scale == 1 else [f"{size[0]}x{size[1]} pixels, above the limit of "
-                                   f"{MAX_PIXELS:,}: decoded at 1/{scale} scale"]
+        return False, (
+            f"its EXIF orientation {orientation} is stored where the pipeline does "
+            "not read it, so it would be used turned; save it upright as a JPEG"
+        )
+    notes = (
+        []
+        if scale == 1
+        else [
+            f"{size[0]}x{size[1]} pixels, above the limit of "
+            f"{MAX_PIXELS:,}: decoded at 1/{scale} scale"
+        ]
+    )
     expected = Image.registered_extensions().get(path.suffix.lower())
     if expected and fmt not in (expected, "MPO"):
         notes.append(f"{fmt} data in a {path.suffix} file")
     if turned != 1:
         notes.append(f"turned upright as its EXIF orientation ({turned}) says")
     if alpha and fmt == "GIF":  # TensorFlow's GIF decoder drops the transparency
-        notes.append("transparent parts become black; save it as PNG to have them white")
+        notes.append(
+            "transparent parts become black; save it as PNG to have them white"
+        )
     elif alpha:
-        notes.append(f"mode {mode} with transparency: transparent parts are shown on white")
+        notes.append(
+            f"mode {mode} with transparency: transparent parts are shown on white"
+        )
     elif mode not in ("RGB", "L"):
         notes.append(f"mode {mode} is converted to RGB")
     if frames > 1:
@@ -397,9 +517,11 @@ def _stray_link(real, folder, root):
         return None
     where = os.path.relpath(real, root)
     target = "the data folder itself" if where == "." else printable(where)
-    return (f"a link to {target}, in the data folder but outside this class folder: its "
-            "pictures would be used twice or under this folder's label (a link may lead inside "
-            "its class folder or out of the data folder)")
+    return (
+        f"a link to {target}, in the data folder but outside this class folder: its "
+        "pictures would be used twice or under this folder's label (a link may lead inside "
+        "its class folder or out of the data folder)"
+    )
 
 
 _AGAIN = "a link to a folder that is read anyway (its pictures would count twice)"
@@ -411,11 +533,21 @@ def _walk(folder, root=None):
     seen, pictures, others, hidden, links = set(), [], [], [], []
     top = os.path.realpath(folder)
     root = root and os.path.realpath(root)
-    def unreadable(error):  # a folder os.walk cannot list: named, never skipped silently
-        links.append((Path(error.filename), _unreadable(Path(error.filename), error)
-                      + "; its pictures are not used"))
 
-    for dirpath, dirnames, filenames in os.walk(folder, onerror=unreadable, followlinks=True):
+    def unreadable(
+        error,
+    ):  # a folder os.walk cannot list: named, never skipped silently
+        links.append(
+            (
+                Path(error.filename),
+                _unreadable(Path(error.filename), error)
+                + "; its pictures are not used",
+            )
+        )
+
+    for dirpath, dirnames, filenames in os.walk(
+        folder, onerror=unreadable, followlinks=True
+    ):
         real = os.path.realpath(dirpath)
         if real in seen:  # reached twice through links from outside: read once
             links.append((Path(dirpath), f"{_AGAIN}; not followed"))
@@ -429,8 +561,12 @@ def _walk(folder, root=None):
         for name in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
             target = os.path.realpath(os.path.join(dirpath, name))
             why = _stray_link(target, top, root) or (
-                "a link back to a folder that holds it (a link loop)" if _inside(real, target)
-                else _AGAIN if _inside(target, top) or target in seen else None)
+                "a link back to a folder that holds it (a link loop)"
+                if _inside(real, target)
+                else _AGAIN
+                if _inside(target, top) or target in seen
+                else None
+            )
             if why:
                 links.append((Path(dirpath) / name, f"{why}; not followed"))
                 dirnames.remove(name)
@@ -474,8 +610,10 @@ def _save_verdicts(path, verdicts):
         partial.write_text(json.dumps(verdicts))
         os.replace(partial, path)
     except OSError as e:  # a read-only cache costs time on the next load, nothing else
-        print(f"Notice: could not keep the image checks in {path.parent} ({e}); "
-              "set COURSE_CACHE to a writable folder to check each file only once.")
+        print(
+            f"Notice: could not keep the image checks in {path.parent} ({e}); "
+            "set COURSE_CACHE to a writable folder to check each file only once."
+        )
 
 
 def check_images(folder, root=None):

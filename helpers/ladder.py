@@ -51,7 +51,8 @@ def summary(runs):
 def difference(a, b, level=0.95):
     """The change in mean accuracy from summary row `a` to `b` in points, with its Welch
     t-interval (None with a single run) (notebooks 05, 09)."""
-    from . import timing  # Student's t; importing it here keeps this module free of TensorFlow
+    # Student's t; importing it here keeps this module free of TensorFlow
+    from . import timing
 
     gain = 100 * (b["mean"] - a["mean"])
     if min(a["runs"], b["runs"]) < 2:

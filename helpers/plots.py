@@ -3,15 +3,28 @@
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["bars", "confusion_matrix", "history", "images", "lines", "long_runs", "overlays",
-           "roofline", "stacked_bars", "utilization", "utilization_grid"]
+__all__ = [
+    "bars",
+    "confusion_matrix",
+    "history",
+    "images",
+    "lines",
+    "long_runs",
+    "overlays",
+    "roofline",
+    "stacked_bars",
+    "utilization",
+    "utilization_grid",
+]
 
 
 def history(history, metrics=("loss", "accuracy"), title=None):
     """Training and validation curves from a Keras History or its .history dict (notebook 01)."""
     logs = getattr(history, "history", history)
     shown = [m for m in metrics if m in logs]
-    fig, axes = plt.subplots(1, len(shown), figsize=(5 * len(shown), 3.5), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(shown), figsize=(5 * len(shown), 3.5), squeeze=False
+    )
     for ax, metric in zip(axes[0], shown):
         epochs = np.arange(1, len(logs[metric]) + 1)
         ax.plot(epochs, logs[metric], "o-", label="training")
@@ -29,13 +42,19 @@ def history(history, metrics=("loss", "accuracy"), title=None):
 def utilization(monitor, title="Utilisation while training"):
     """CPU (and GPU) utilisation over time of a timing.Utilization, its marks (notebook 08)."""
     fig, ax = plt.subplots(figsize=(9, 3.5))
-    keys = ["cpu_pct", "process_pct"] + sorted(k for k in monitor.samples[0] if k.endswith(
-        "_pct") and k.startswith("gpu")) if monitor.samples else []
+    keys = (
+        ["cpu_pct", "process_pct"]
+        + sorted(
+            k for k in monitor.samples[0] if k.endswith("_pct") and k.startswith("gpu")
+        )
+        if monitor.samples
+        else []
+    )
     names = {"cpu_pct": "CPU % (all programs)", "process_pct": "CPU % (this process)"}
     for key in keys:
         t, v = monitor.series(key)
         label = names.get(key, key.replace("_pct", "").upper() + " %")
-        line, = ax.plot(t, v, label=label)
+        (line,) = ax.plot(t, v, label=label)
         ax.fill_between(t, v, color=line.get_color(), alpha=0.4)  # busy time as an area
     for t, label in monitor.marks:
         ax.axvline(t, color="grey", lw=0.8, ls=":")
@@ -70,8 +89,13 @@ def lines(series, xlabel, ylabel, title=None, reference=None, reference_label=No
         ax.axhline(reference, color="tab:red", ls="--", label=reference_label)
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(alpha=0.3)
-    ax.legend(**({"loc": "center left", "bbox_to_anchor": (1.01, 0.5), "fontsize": "small"}
-                 if many else {}))
+    ax.legend(
+        **(
+            {"loc": "center left", "bbox_to_anchor": (1.01, 0.5), "fontsize": "small"}
+            if many
+            else {}
+        )
+    )
     fig.tight_layout()
     return fig
 
@@ -79,8 +103,9 @@ def lines(series, xlabel, ylabel, title=None, reference=None, reference_label=No
 def _grid(count, columns, size):
     """A figure with room for `count` pictures, `columns` a row, no axes: (fig, flat axes)."""
     rows = int(np.ceil(count / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size * 1.15),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(columns * size, rows * size * 1.15), squeeze=False
+    )
     for ax in axes.flat:
         ax.axis("off")
     return fig, axes.flat
@@ -110,10 +135,23 @@ def confusion_matrix(labels, predictions, class_names):
     ax.imshow(counts, cmap="Blues")
     for i in range(n):
         for j in range(n):
-            ax.text(j, i, counts[i, j], ha="center", va="center", fontsize=7,
-                    color="white" if counts[i, j] > counts.max() / 2 else "black")
-    ax.set(xticks=range(n), yticks=range(n), xticklabels=class_names, yticklabels=class_names,
-           xlabel="predicted", ylabel="true")
+            ax.text(
+                j,
+                i,
+                counts[i, j],
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if counts[i, j] > counts.max() / 2 else "black",
+            )
+    ax.set(
+        xticks=range(n),
+        yticks=range(n),
+        xticklabels=class_names,
+        yticklabels=class_names,
+        xlabel="predicted",
+        ylabel="true",
+    )
     fig.tight_layout()
     return fig, counts
 
@@ -124,10 +162,18 @@ def long_runs(runs, reference=None, mark=None, title=None):
     fig, ax = plt.subplots(figsize=(8, 4))
     for r in runs:
         epochs = np.arange(1, r["epochs"] + 1)
-        (line,) = ax.plot(epochs, 100 * np.array(r["val_accuracy_per_epoch"]),
-                          label=f"step {r['step']} validation")
-        ax.plot(epochs, 100 * np.array(r["train_accuracy_per_epoch"]), "--",
-                color=line.get_color(), label=f"step {r['step']} training")
+        (line,) = ax.plot(
+            epochs,
+            100 * np.array(r["val_accuracy_per_epoch"]),
+            label=f"step {r['step']} validation",
+        )
+        ax.plot(
+            epochs,
+            100 * np.array(r["train_accuracy_per_epoch"]),
+            "--",
+            color=line.get_color(),
+            label=f"step {r['step']} training",
+        )
         if reference and r["step"] in reference:
             ax.axhline(reference[r["step"]], ls=":", color=line.get_color())
     if mark:
@@ -154,9 +200,10 @@ def overlays(images, heatmaps, titles=None, columns=4, size=2.2):
 def utilization_grid(monitors, columns=4):
     """Small CPU utilisation timelines of several monitors {label: monitor} (notebook 07)."""
     rows = int(np.ceil(len(monitors) / columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(3.2 * columns, 2.2 * rows), squeeze=False,
-                             sharey=True)
-    for ax in axes.flat[len(monitors):]:
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(3.2 * columns, 2.2 * rows), squeeze=False, sharey=True
+    )
+    for ax in axes.flat[len(monitors) :]:
         ax.axis("off")
     for ax, (label, usage) in zip(axes.flat, monitors.items()):
         t, v = usage.series("cpu_pct")
@@ -178,8 +225,12 @@ def stacked_bars(parts, ylabel, title=None):
     import pandas as pd
 
     frame = pd.DataFrame.from_dict(parts, orient="index").fillna(0.0)
-    ax = frame.plot.bar(stacked=True, figsize=(max(6, 0.9 * len(parts)), 3.8), ylabel=ylabel,
-                        title=title)
+    ax = frame.plot.bar(
+        stacked=True,
+        figsize=(max(6, 0.9 * len(parts)), 3.8),
+        ylabel=ylabel,
+        title=title,
+    )
     plt.setp(ax.get_xticklabels(), rotation=60, ha="right", fontsize=8)
     ax.figure.tight_layout()
     return ax.figure
@@ -187,8 +238,12 @@ def stacked_bars(parts, ylabel, title=None):
 
 def _rate(flops_per_s):
     """FLOP/s in GFLOP/s or TFLOP/s, three significant digits: '35.2 GFLOP/s', '15.7 TFLOP/s'."""
-    value, unit = (flops_per_s / 1e12, "T") if flops_per_s >= 1e12 else (flops_per_s / 1e9, "G")
-    return f"{value:,.3g} {unit}FLOP/s" if value < 1000 else f"{value:,.0f} {unit}FLOP/s"
+    value, unit = (
+        (flops_per_s / 1e12, "T") if flops_per_s >= 1e12 else (flops_per_s / 1e9, "G")
+    )
+    return (
+        f"{value:,.3g} {unit}FLOP/s" if value < 1000 else f"{value:,.0f} {unit}FLOP/s"
+    )
 
 
 def _figure(value):
@@ -203,28 +258,57 @@ def roofline(roofs, points=(), title="Roofline"):
     """A log-log roofline of `roofs` (helpers.roofs: a memory roof and a compute roof per
     number format, each labelled with its figure and ridge point) and `points` (label,
     intensity, flops_per_s, kind: the marker) (notebooks 00, 08)."""
-    ridges = [top / r["bytes_per_s"] for r in roofs for top in r["flops_per_s"].values()]
+    ridges = [
+        top / r["bytes_per_s"] for r in roofs for top in r["flops_per_s"].values()
+    ]
     xs = ridges + [p["intensity"] for p in points]
     low, high = min(xs) / 4, max(xs) * 4
     fig, ax = plt.subplots(figsize=(9, 4.8))
     for i, r in enumerate(roofs):
         color, bandwidth = f"C{i}", r["bytes_per_s"]
         top_ridge = max(top / bandwidth for top in r["flops_per_s"].values())
-        ax.plot([low, top_ridge], [low * bandwidth, top_ridge * bandwidth], color=color, lw=2,
-                label=f"{r['name']} memory: {_figure(bandwidth / 1e9)} GB/s ({r['kind']})")
+        ax.plot(
+            [low, top_ridge],
+            [low * bandwidth, top_ridge * bandwidth],
+            color=color,
+            lw=2,
+            label=f"{r['name']} memory: {_figure(bandwidth / 1e9)} GB/s ({r['kind']})",
+        )
         for style, (kind, top) in zip(("-", "--", ":", "-."), r["flops_per_s"].items()):
             ridge = top / bandwidth
-            ax.plot([ridge, high], [top, top], color=color, ls=style, lw=2,
-                    label=f"{r['name']} {kind}: {_rate(top)}, ridge {_figure(ridge)} FLOP/B")
+            ax.plot(
+                [ridge, high],
+                [top, top],
+                color=color,
+                ls=style,
+                lw=2,
+                label=f"{r['name']} {kind}: {_rate(top)}, ridge {_figure(ridge)} FLOP/B",
+            )
     shown = set()
     for i, p in enumerate(points):
-        ax.plot([p["intensity"]], [p["flops_per_s"]], _MARKERS[p["kind"]], color="black", ms=6,
-                label=None if p["kind"] in shown else f"{p['kind']} (points)")
+        ax.plot(
+            [p["intensity"]],
+            [p["flops_per_s"]],
+            _MARKERS[p["kind"]],
+            color="black",
+            ms=6,
+            label=None if p["kind"] in shown else f"{p['kind']} (points)",
+        )
         shown.add(p["kind"])
-        ax.annotate(p["label"], (p["intensity"], p["flops_per_s"]), fontsize=7,
-                    textcoords="offset points", xytext=(5, -10 if i % 2 else 4))
-    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP per byte)",
-           ylabel="FLOP/s", title=title)
+        ax.annotate(
+            p["label"],
+            (p["intensity"], p["flops_per_s"]),
+            fontsize=7,
+            textcoords="offset points",
+            xytext=(5, -10 if i % 2 else 4),
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="arithmetic intensity (FLOP per byte)",
+        ylabel="FLOP/s",
+        title=title,
+    )
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()

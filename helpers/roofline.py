@@ -13,15 +13,39 @@ import pandas as pd
 from . import models, published, roofs
 from .models import MODELS, build
 
-__all__ = ["BYTES_PER_PARAMETER", "DTYPES", "TRAINING_FLOPS_FACTOR", "activation_bytes",
-           "activation_values", "arithmetic_intensity", "attainable", "blog_points",
-           "blog_reading", "compare_intensities", "compulsory_bytes", "fixed_bytes",
-           "flops_per_image", "forward_bytes", "largest_batch", "layer_roofline_seconds",
-           "memory_table", "points", "predict", "predictions", "reading", "share", "summary",
-           "table", "training_bytes", "training_intensity"]
+__all__ = [
+    "BYTES_PER_PARAMETER",
+    "DTYPES",
+    "TRAINING_FLOPS_FACTOR",
+    "activation_bytes",
+    "activation_values",
+    "arithmetic_intensity",
+    "attainable",
+    "blog_points",
+    "blog_reading",
+    "compare_intensities",
+    "compulsory_bytes",
+    "fixed_bytes",
+    "flops_per_image",
+    "forward_bytes",
+    "largest_batch",
+    "layer_roofline_seconds",
+    "memory_table",
+    "points",
+    "predict",
+    "predictions",
+    "reading",
+    "share",
+    "summary",
+    "table",
+    "training_bytes",
+    "training_intensity",
+]
 
 
-TRAINING_FLOPS_FACTOR = 3  # backward pass ~ 2x forward: gradients for inputs and for weights
+TRAINING_FLOPS_FACTOR = (
+    3  # backward pass ~ 2x forward: gradients for inputs and for weights
+)
 
 
 def _leaves(model):
@@ -75,7 +99,9 @@ def _layer_bytes(layer, batch, value_bytes, passes=PASSES):
 def _step_bytes(model, batch, dtype, passes):
     value_bytes = _VALUE_BYTES[dtype]
     reads = value_bytes * math.prod(model.inputs[0].shape[1:])
-    return reads + sum(_layer_bytes(layer, batch, value_bytes, passes) for layer in _leaves(model))
+    return reads + sum(
+        _layer_bytes(layer, batch, value_bytes, passes) for layer in _leaves(model)
+    )
 
 
 def _layer_flops(layer):
@@ -100,7 +126,11 @@ def training_bytes(model, batch, dtype="float32"):
 
 def training_intensity(model, batch, dtype="float32"):
     """Training FLOPs (3x forward) per byte one training step moves, per picture (notebook 08)."""
-    return TRAINING_FLOPS_FACTOR * flops_per_image(model) / training_bytes(model, batch, dtype)
+    return (
+        TRAINING_FLOPS_FACTOR
+        * flops_per_image(model)
+        / training_bytes(model, batch, dtype)
+    )
 
 
 def compare_intensities(forward, training):
@@ -108,12 +138,23 @@ def compare_intensities(forward, training):
     one pair a network), computed from them (notebook 08)."""
     ratios = [t / f for f, t in zip(forward, training, strict=True)]
     low, high = min(ratios), max(ratios)
-    word = ("higher" if low > 1 else "lower" if high < 1 else
-            "higher for some networks, lower for others")
-    span = f"{low:.2f}x" if round(low, 2) == round(high, 2) else f"{low:.2f}x to {high:.2f}x"
-    return (f"Training does {TRAINING_FLOPS_FACTOR}x the forward FLOPs and moves "
-            f"{TRAINING_FLOPS_FACTOR / high:.1f}x to {TRAINING_FLOPS_FACTOR / low:.1f}x the "
-            f"forward bytes: its intensity is {span} the forward figure, {word}.")
+    word = (
+        "higher"
+        if low > 1
+        else "lower"
+        if high < 1
+        else "higher for some networks, lower for others"
+    )
+    span = (
+        f"{low:.2f}x"
+        if round(low, 2) == round(high, 2)
+        else f"{low:.2f}x to {high:.2f}x"
+    )
+    return (
+        f"Training does {TRAINING_FLOPS_FACTOR}x the forward FLOPs and moves "
+        f"{TRAINING_FLOPS_FACTOR / high:.1f}x to {TRAINING_FLOPS_FACTOR / low:.1f}x the "
+        f"forward bytes: its intensity is {span} the forward figure, {word}."
+    )
 
 
 # What must cross the memory bus in every training step whatever the caches keep: Adam reads
@@ -128,9 +169,13 @@ STATE_BYTES_PER_PARAMETER = 12
 def compulsory_bytes(model, batch, cache_bytes=0):
     """Bytes per picture that must cross the memory bus in each training step at `batch`
     pictures a step, with caches of `cache_bytes` in all (notebook 08)."""
-    state = STATE_BYTES_PER_PARAMETER * sum(math.prod(w.shape) for w in model.trainable_weights)
+    state = STATE_BYTES_PER_PARAMETER * sum(
+        math.prod(w.shape) for w in model.trainable_weights
+    )
     pictures = batch * math.prod(model.inputs[0].shape[1:])
-    return (max(0, state + pictures - cache_bytes) + max(0, state - cache_bytes)) / batch
+    return (
+        max(0, state + pictures - cache_bytes) + max(0, state - cache_bytes)
+    ) / batch
 
 
 def layer_roofline_seconds(model, batch, flops_per_s, bytes_per_s, dtype="float32"):
@@ -138,9 +183,13 @@ def layer_roofline_seconds(model, batch, flops_per_s, bytes_per_s, dtype="float3
     bandwidth), summed: a layer cannot borrow another's arithmetic (notebook 08)."""
     value_bytes = _VALUE_BYTES[dtype]
     reads = value_bytes * math.prod(model.inputs[0].shape[1:]) / bytes_per_s
-    return reads + sum(max(TRAINING_FLOPS_FACTOR * _layer_flops(layer) / flops_per_s,
-                           _layer_bytes(layer, batch, value_bytes) / bytes_per_s)
-                       for layer in _leaves(model))
+    return reads + sum(
+        max(
+            TRAINING_FLOPS_FACTOR * _layer_flops(layer) / flops_per_s,
+            _layer_bytes(layer, batch, value_bytes) / bytes_per_s,
+        )
+        for layer in _leaves(model)
+    )
 
 
 @functools.cache
@@ -163,22 +212,32 @@ def predict(model, device_roofs, dtype="float32", batch=32, cache=None):
     alone) (notebook 08)."""
     top = device_roofs["flops_per_s"]
     if dtype not in top:
-        raise ValueError(f"{device_roofs['name']} has no {dtype} roof; it has "
-                         f"{', '.join(top)}.")
+        raise ValueError(
+            f"{device_roofs['name']} has no {dtype} roof; it has {', '.join(top)}."
+        )
     intensity = training_intensity(model, batch, dtype)
     reach = attainable(intensity, top[dtype], device_roofs["bytes_per_s"])
     work = TRAINING_FLOPS_FACTOR * flops_per_image(model)
-    layers = layer_roofline_seconds(model, batch, top[dtype], device_roofs["bytes_per_s"],
-                                         dtype)
+    layers = layer_roofline_seconds(
+        model, batch, top[dtype], device_roofs["bytes_per_s"], dtype
+    )
     if cache is None and device_roofs.get("kind") == "measured":
         cache = roofs.cache_bytes(device_roofs["name"])
     must = compulsory_bytes(model, batch, cache) if cache is not None else 0
-    most = attainable(work / must if must else math.inf, top[dtype], device_roofs["bytes_per_s"])
-    return {"intensity": intensity, "flops_per_s": reach, "training_flops": work,
-            "bound": "compute" if reach == top[dtype] else "memory",
-            "pictures_per_s": reach / work, "per_layer_pictures_per_s": 1 / layers,
-            "compulsory_bytes": must, "upper_bound": most / work,
-            "upper_bound_roof": "compute" if most == top[dtype] else "memory"}
+    most = attainable(
+        work / must if must else math.inf, top[dtype], device_roofs["bytes_per_s"]
+    )
+    return {
+        "intensity": intensity,
+        "flops_per_s": reach,
+        "training_flops": work,
+        "bound": "compute" if reach == top[dtype] else "memory",
+        "pictures_per_s": reach / work,
+        "per_layer_pictures_per_s": 1 / layers,
+        "compulsory_bytes": must,
+        "upper_bound": most / work,
+        "upper_bound_roof": "compute" if most == top[dtype] else "memory",
+    }
 
 
 def share(ratio):
@@ -193,31 +252,46 @@ def predictions(names, device_roofs):
     for name in names:
         for device in device_roofs:
             p = predict(_model(name), device, batch=MODELS[name][2])
-            rows.append({"network": name, "device": device["name"],
-                         "training FLOP/byte": f"{p['intensity']:.0f}",
-                         "MFLOP to train": f"{p['training_flops'] / 1e6:,.1f}",
-                         "binding roof": f"{p['bound']}, {p['flops_per_s'] / 1e9:,.0f} GFLOP/s",
-                         "predicted pictures/s (estimate)": f"{p['pictures_per_s']:,.0f}",
-                         "per-layer estimate": f"{p['per_layer_pictures_per_s']:,.0f}",
-                         "upper bound": f"{p['upper_bound']:,.0f} ({p['upper_bound_roof']})"})
+            rows.append(
+                {
+                    "network": name,
+                    "device": device["name"],
+                    "training FLOP/byte": f"{p['intensity']:.0f}",
+                    "MFLOP to train": f"{p['training_flops'] / 1e6:,.1f}",
+                    "binding roof": f"{p['bound']}, {p['flops_per_s'] / 1e9:,.0f} GFLOP/s",
+                    "predicted pictures/s (estimate)": f"{p['pictures_per_s']:,.0f}",
+                    "per-layer estimate": f"{p['per_layer_pictures_per_s']:,.0f}",
+                    "upper bound": f"{p['upper_bound']:,.0f} ({p['upper_bound_roof']})",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _why_above(bound="compute", speed_now=None):
     """Why a run beat its roof: the roofs, where `speed_now` (speed_now's share) says the
     machine ran faster than when notebook 00 measured it, else the prediction (notebook 08)."""
-    if speed_now is not None and speed_now > roofs.FASTER_NOW:  # speed_now's "ran ... busier"
-        return ("the machine runs faster today than when notebook 00 measured its roofs, so they "
-                "can still be low: run notebook 00 again on a quiet machine")
-    if bound == "memory":  # the cache-blind count's memory roof: an estimate, not a bound
-        return ("the estimate's byte count ignores the caches, which kept part of the traffic "
-                "off the memory bus (or a kernel beat the measured copy): its memory roof is an "
-                "estimate, not a bound")
-    return ("the roofs are the fastest multiply this machine has shown, so either the "
-            "prediction is wrong (its FLOP count is more than the step did: 3x the forward "
-            "pass counts an input gradient the first layer never computes; or a kernel beat "
-            "the measured multiply), or every multiply measured so far ran beside other work "
-            "and the roofs are low")
+    if (
+        speed_now is not None and speed_now > roofs.FASTER_NOW
+    ):  # speed_now's "ran ... busier"
+        return (
+            "the machine runs faster today than when notebook 00 measured its roofs, so they "
+            "can still be low: run notebook 00 again on a quiet machine"
+        )
+    if (
+        bound == "memory"
+    ):  # the cache-blind count's memory roof: an estimate, not a bound
+        return (
+            "the estimate's byte count ignores the caches, which kept part of the traffic "
+            "off the memory bus (or a kernel beat the measured copy): its memory roof is an "
+            "estimate, not a bound"
+        )
+    return (
+        "the roofs are the fastest multiply this machine has shown, so either the "
+        "prediction is wrong (its FLOP count is more than the step did: 3x the forward "
+        "pass counts an input gradient the first layer never computes; or a kernel beat "
+        "the measured multiply), or every multiply measured so far ran beside other work "
+        "and the roofs are low"
+    )
 
 
 def reading(ratio, short=False, bound="compute", speed_now=None):
@@ -225,21 +299,34 @@ def reading(ratio, short=False, bound="compute", speed_now=None):
     estimate; `speed_now`: speed_now's share, which says why a run beat it (notebook 08)."""
     limit = "arithmetic" if bound == "compute" else "memory bandwidth"
     if round(ratio, 2) > 1:  # judged as printed (100 % is at the roof, not above it)
-        return "above the roof" if short else f"above the roof: {_why_above(bound, speed_now)}"
+        return (
+            "above the roof"
+            if short
+            else f"above the roof: {_why_above(bound, speed_now)}"
+        )
     if ratio >= 0.7:
-        return ("near the roof" if short else
-                f"near the roof: consistent with {limit} setting the pace")
+        return (
+            "near the roof"
+            if short
+            else f"near the roof: consistent with {limit} setting the pace"
+        )
     if ratio >= 0.3:
-        return ("below the roof" if short else
-                f"at the roof's rate its counted FLOPs would take {share(ratio)} of each step; "
-                "candidates for the rest, which this run does not tell apart: work the "
-                "roofline leaves out (pooling, activations, the optimizer's update, fixed "
-                "costs per step), layers too small to reach it, other programs sharing the "
-                "cores (a profile, notebook 09, measures the first two)")
-    return ("far below the roof" if short else
-            f"far below the roof: at its rate the counted FLOPs would take only {share(ratio)} "
-            "of each step; candidates for the rest: fixed costs per step, small layers or "
-            "waiting (for input, for other programs), which the roofline cannot tell apart")
+        return (
+            "below the roof"
+            if short
+            else f"at the roof's rate its counted FLOPs would take {share(ratio)} of each step; "
+            "candidates for the rest, which this run does not tell apart: work the "
+            "roofline leaves out (pooling, activations, the optimizer's update, fixed "
+            "costs per step), layers too small to reach it, other programs sharing the "
+            "cores (a profile, notebook 09, measures the first two)"
+        )
+    return (
+        "far below the roof"
+        if short
+        else f"far below the roof: at its rate the counted FLOPs would take only {share(ratio)} "
+        "of each step; candidates for the rest: fixed costs per step, small layers or "
+        "waiting (for input, for other programs), which the roofline cannot tell apart"
+    )
 
 
 def points(records, device_roofs=(), kind="measured"):
@@ -252,18 +339,32 @@ def points(records, device_roofs=(), kind="measured"):
     for r in records:
         model = _model(r["model"], r["augment_in_model"])
         device = by_device.get(r["device"], {"flops_per_s": {}})
-        p = (predict(model, device, r["dtype"], r["batch_size"])
-             if r["dtype"] in device["flops_per_s"] else {})
+        p = (
+            predict(model, device, r["dtype"], r["batch_size"])
+            if r["dtype"] in device["flops_per_s"]
+            else {}
+        )
         where = r["device"] if kind == "measured" else machine_name(r)
-        found.append({
-            "label": f"{r['model']} b{r['batch_size']}" + ("" if where == "cpu:0" else f" {where}"),
-            "kind": kind, "network": r["model"], "where": where, "batch": r["batch_size"],
-            "intensity": training_intensity(model, r["batch_size"], r["dtype"]),
-            "flops_per_s": r["achieved_flops_per_s"], "pictures_per_s": r["images_per_s"],
-            "predicted": p.get("pictures_per_s"), "bound": p.get("bound"),
-            "ratio": r["images_per_s"] / p["pictures_per_s"] if p else None,
-            "of_multiply_now": [r["achieved_flops_per_s"] / f  # the highest share first
-                                for f in sorted(r.get("multiply_now", []))]})
+        found.append(
+            {
+                "label": f"{r['model']} b{r['batch_size']}"
+                + ("" if where == "cpu:0" else f" {where}"),
+                "kind": kind,
+                "network": r["model"],
+                "where": where,
+                "batch": r["batch_size"],
+                "intensity": training_intensity(model, r["batch_size"], r["dtype"]),
+                "flops_per_s": r["achieved_flops_per_s"],
+                "pictures_per_s": r["images_per_s"],
+                "predicted": p.get("pictures_per_s"),
+                "bound": p.get("bound"),
+                "ratio": r["images_per_s"] / p["pictures_per_s"] if p else None,
+                "of_multiply_now": [
+                    r["achieved_flops_per_s"] / f  # the highest share first
+                    for f in sorted(r.get("multiply_now", []))
+                ],
+            }
+        )
     return found
 
 
@@ -271,17 +372,40 @@ def table(found):
     """Points as a DataFrame: prediction, figure, their ratio and its reading, and where the
     run measured it, its FLOP/s against the multiply timed just before and after (08)."""
     probed = any(p.get("of_multiply_now") for p in found)
-    return pd.DataFrame([{
-        "network": p["network"], "where": p["where"], "batch": p["batch"] or "-",
-        "FLOP/byte": f"{p['intensity']:.0f}",
-        "GFLOP/s": f"{p['flops_per_s'] / 1e9:,.1f}",
-        "predicted pictures/s": "-" if p["predicted"] is None else f"{p['predicted']:,.0f}",
-        f"{p['kind']} pictures/s": f"{p['pictures_per_s']:,.0f}",
-        "share of the prediction": "-" if p["ratio"] is None else share(p["ratio"]),
-        "reading": "-" if p["ratio"] is None else reading(p["ratio"], short=True),
-        **({"of the multiply then": "-".join(dict.fromkeys(  # one figure where both agree
-            share(x) for x in p.get("of_multiply_now", [])[::-1])) or "-"} if probed else {})}
-        for p in found])
+    return pd.DataFrame(
+        [
+            {
+                "network": p["network"],
+                "where": p["where"],
+                "batch": p["batch"] or "-",
+                "FLOP/byte": f"{p['intensity']:.0f}",
+                "GFLOP/s": f"{p['flops_per_s'] / 1e9:,.1f}",
+                "predicted pictures/s": "-"
+                if p["predicted"] is None
+                else f"{p['predicted']:,.0f}",
+                f"{p['kind']} pictures/s": f"{p['pictures_per_s']:,.0f}",
+                "share of the prediction": "-"
+                if p["ratio"] is None
+                else share(p["ratio"]),
+                "reading": "-"
+                if p["ratio"] is None
+                else reading(p["ratio"], short=True),
+                **(
+                    {
+                        "of the multiply then": "-".join(
+                            dict.fromkeys(  # one figure where both agree
+                                share(x) for x in p.get("of_multiply_now", [])[::-1]
+                            )
+                        )
+                        or "-"
+                    }
+                    if probed
+                    else {}
+                ),
+            }
+            for p in found
+        ]
+    )
 
 
 def summary(found, speed_now=None):
@@ -289,54 +413,99 @@ def summary(found, speed_now=None):
     its roof and the one furthest below, and whether more arithmetic per picture came closer
     (notebook 08)."""
     judged = [p for p in found if p["ratio"] is not None]
-    above = [p for p in judged if round(p["ratio"], 2) > 1]  # as printed, like `reading`
-    bound = "compute" if any(p.get("bound", "compute") == "compute" for p in above) else "memory"
-    line = "" if not above else (
-        "Above the roof: " + ", ".join(f"{p['label']} on {p['where']} ({share(p['ratio'])})"
-                                       for p in above)
-        + f"; {_why_above(bound, speed_now)}. ")
+    above = [
+        p for p in judged if round(p["ratio"], 2) > 1
+    ]  # as printed, like `reading`
+    bound = (
+        "compute"
+        if any(p.get("bound", "compute") == "compute" for p in above)
+        else "memory"
+    )
+    line = (
+        ""
+        if not above
+        else (
+            "Above the roof: "
+            + ", ".join(
+                f"{p['label']} on {p['where']} ({share(p['ratio'])})" for p in above
+            )
+            + f"; {_why_above(bound, speed_now)}. "
+        )
+    )
     judged = [p for p in judged if p not in above]
     if len(judged) < 2:
         return line + "Fewer than two runs under their roof to compare."
-    best, worst = max(judged, key=lambda p: p["ratio"]), min(judged, key=lambda p: p["ratio"])
-    line += (f"Closest to its roof: {best['label']} on {best['where']} ({share(best['ratio'])} "
-             f"of the prediction); furthest below: {worst['label']} on {worst['where']} "
-             f"({share(worst['ratio'])}).")
+    best, worst = (
+        max(judged, key=lambda p: p["ratio"]),
+        min(judged, key=lambda p: p["ratio"]),
+    )
+    line += (
+        f"Closest to its roof: {best['label']} on {best['where']} ({share(best['ratio'])} "
+        f"of the prediction); furthest below: {worst['label']} on {worst['where']} "
+        f"({share(worst['ratio'])})."
+    )
     per_picture = (best["flops_per_s"] / best["pictures_per_s"]) / (
-        worst["flops_per_s"] / worst["pictures_per_s"])
-    more = per_picture * (best.get("batch") or 1) / (worst.get("batch") or 1)  # per step
-    line += " One run each, not timed in alternation: the order ranks nothing by itself."
-    if best["ratio"] < 1.2 * worst["ratio"]:  # single runs this close can swap on a busy machine
+        worst["flops_per_s"] / worst["pictures_per_s"]
+    )
+    more = (
+        per_picture * (best.get("batch") or 1) / (worst.get("batch") or 1)
+    )  # per step
+    line += (
+        " One run each, not timed in alternation: the order ranks nothing by itself."
+    )
+    if (
+        best["ratio"] < 1.2 * worst["ratio"]
+    ):  # single runs this close can swap on a busy machine
         return line + " Their shares lie within 20 % of each other: no run stands out."
     if abs(more - 1) < 0.01:
-        return line + (" Both do the same arithmetic per step: their device, or the noise "
-                       "between single runs.")
+        return line + (
+            " Both do the same arithmetic per step: their device, or the noise "
+            "between single runs."
+        )
     if more > 1:
-        return line + (f" The closer one does {more:.1f}x the arithmetic per step "
-                       f"({per_picture:.1f}x per picture); how much of the gap fixed costs "
-                       "explain, the fixed-cost floor and the profile measure.")
-    return line + (" The closer one does less arithmetic per step, which fixed costs alone "
-                   "do not explain: another cost, or the noise between single runs.")
+        return line + (
+            f" The closer one does {more:.1f}x the arithmetic per step "
+            f"({per_picture:.1f}x per picture); how much of the gap fixed costs "
+            "explain, the fixed-cost floor and the profile measure."
+        )
+    return line + (
+        " The closer one does less arithmetic per step, which fixed costs alone "
+        "do not explain: another cost, or the noise between single runs."
+    )
 
 
 def blog_points():
     """The blog's published V100 speeds (ladder steps 2, 2b, 3; CIFAR-10 at batch 512) as
     points with the V100 datasheet's float32 prediction, the blog's format (notebook 08)."""
     v100 = roofs.published_roofs(("V100",))[0]
-    speeds = {**published.LADDER_V100_SPEED,
-              "cifar10": published.CIFAR10_EXAMPLES_PER_S["Tesla V100"]}
+    speeds = {
+        **published.LADDER_V100_SPEED,
+        "cifar10": published.CIFAR10_EXAMPLES_PER_S["Tesla V100"],
+    }
     found = []
     for step, speed in speeds.items():
         cifar = step == "cifar10"
-        p = predict(models.cifar10_net() if cifar else models.cats_dogs_net(step), v100,
-                    batch=512 if cifar else 32)  # the blog's batches
-        found.append({"label": "blog CIFAR-10 net" if cifar else f"blog step {step}",
-                      "step": step, "kind": "published",
-                      "network": "cifar10_net()" if cifar else f"cats_dogs_net('{step}')",
-                      "where": "V100 (the blog)", "batch": 512 if cifar else None,
-                      "intensity": p["intensity"], "flops_per_s": speed * p["training_flops"],
-                      "pictures_per_s": speed, "predicted": p["pictures_per_s"],
-                      "bound": p["bound"], "ratio": speed / p["pictures_per_s"]})
+        p = predict(
+            models.cifar10_net() if cifar else models.cats_dogs_net(step),
+            v100,
+            batch=512 if cifar else 32,
+        )  # the blog's batches
+        found.append(
+            {
+                "label": "blog CIFAR-10 net" if cifar else f"blog step {step}",
+                "step": step,
+                "kind": "published",
+                "network": "cifar10_net()" if cifar else f"cats_dogs_net('{step}')",
+                "where": "V100 (the blog)",
+                "batch": 512 if cifar else None,
+                "intensity": p["intensity"],
+                "flops_per_s": speed * p["training_flops"],
+                "pictures_per_s": speed,
+                "predicted": p["pictures_per_s"],
+                "bound": p["bound"],
+                "ratio": speed / p["pictures_per_s"],
+            }
+        )
     return found
 
 
@@ -346,35 +515,52 @@ def blog_reading(found):
     step = {p["step"]: p for p in found}
     two, plain, three = step["2"], step["2b"], step["3"]
     cats = [p["ratio"] for p in (two, plain, three)]
-    lines = [f"The blog's cat/dog networks reached {share(min(cats))} to {share(max(cats))} of "
-             f"the V100 roofline's pictures/s, its CIFAR-10 net {share(step['cifar10']['ratio'])}"
-             + (": far below the roof, so at the roof's rate their counted arithmetic would "
-                "fill only that share of each step." if max(cats) < 0.3 else ".")]
+    lines = [
+        f"The blog's cat/dog networks reached {share(min(cats))} to {share(max(cats))} of "
+        f"the V100 roofline's pictures/s, its CIFAR-10 net {share(step['cifar10']['ratio'])}"
+        + (
+            ": far below the roof, so at the roof's rate their counted arithmetic would "
+            "fill only that share of each step."
+            if max(cats) < 0.3
+            else "."
+        )
+    ]
     faster = plain["pictures_per_s"] / two["pictures_per_s"]
     if faster > 1.1:
-        lines.append(f"Step 2b asks the GPU for step 2's arithmetic without the augmentation, "
-                     f"yet ran {faster:.2f}x as fast: consistent with the blog's explanation, "
-                     "an input pipeline on the CPU (Keras 2's generator augmented there) that "
-                     "held step 2 back.")
+        lines.append(
+            f"Step 2b asks the GPU for step 2's arithmetic without the augmentation, "
+            f"yet ran {faster:.2f}x as fast: consistent with the blog's explanation, "
+            "an input pipeline on the CPU (Keras 2's generator augmented there) that "
+            "held step 2 back."
+        )
     else:
-        lines.append(f"Step 2b, step 2 without augmentation, ran at {faster:.2f}x step 2's "
-                     "speed: no sign that augmenting the pictures held it back.")
+        lines.append(
+            f"Step 2b, step 2 without augmentation, ran at {faster:.2f}x step 2's "
+            "speed: no sign that augmenting the pictures held it back."
+        )
     more = (three["flops_per_s"] / three["pictures_per_s"]) / (
-        two["flops_per_s"] / two["pictures_per_s"])
+        two["flops_per_s"] / two["pictures_per_s"]
+    )
     speed, gain = (three[key] / two[key] for key in ("pictures_per_s", "ratio"))
     if speed > 2 / more:
-        lines.append(f"Step 3 asks {more:.0f}x step 2's arithmetic per picture; if arithmetic "
-                     f"set both steps' pace it would run at about {1 / more:.2f}x step 2's speed, "
-                     f"yet it ran at {speed:.2f}x, its share of the roof {gain:.0f}x step 2's: "
-                     "consistent with the blog's reading that more arithmetic per picture "
-                     "keeps the GPU busier.")
+        lines.append(
+            f"Step 3 asks {more:.0f}x step 2's arithmetic per picture; if arithmetic "
+            f"set both steps' pace it would run at about {1 / more:.2f}x step 2's speed, "
+            f"yet it ran at {speed:.2f}x, its share of the roof {gain:.0f}x step 2's: "
+            "consistent with the blog's reading that more arithmetic per picture "
+            "keeps the GPU busier."
+        )
     else:
-        lines.append(f"Step 3 asks {more:.0f}x step 2's arithmetic per picture and ran at "
-                     f"{speed:.2f}x its speed: about what the GPU's arithmetic alone predicts.")
+        lines.append(
+            f"Step 3 asks {more:.0f}x step 2's arithmetic per picture and ran at "
+            f"{speed:.2f}x its speed: about what the GPU's arithmetic alone predicts."
+        )
     return " ".join(lines)
 
 
-BYTES_PER_PARAMETER = 16  # weight, gradient, Adam's first and second moment: float32 each
+BYTES_PER_PARAMETER = (
+    16  # weight, gradient, Adam's first and second moment: float32 each
+)
 DTYPES = ("float32", "bfloat16", "float16")  # the policies' compute formats
 
 
@@ -396,7 +582,9 @@ def largest_batch(model, memory_bytes, dtype="float32"):
     weights and moments fit; a real limit is lower (notebook 08 measures by how much)."""
     if memory_bytes <= 0:
         raise ValueError(f"memory_bytes must be positive, got {memory_bytes}.")
-    return max(0, int((memory_bytes - fixed_bytes(model)) // activation_bytes(model, dtype)))
+    return max(
+        0, int((memory_bytes - fixed_bytes(model)) // activation_bytes(model, dtype))
+    )
 
 
 def memory_table(names=None, gpus=("T4", "H200"), dtype="float32"):
@@ -405,12 +593,18 @@ def memory_table(names=None, gpus=("T4", "H200"), dtype="float32"):
     rows = []
     for name in names or MODELS:
         model = build(name)
-        row = {"network": name, "parameters": f"{model.count_params():,}",
-               "weights + gradients + Adam, MB": f"{fixed_bytes(model) / 1e6:,.1f}",
-               f"activations per picture, MB ({dtype})":
-                   f"{activation_bytes(model, dtype) / 1e6:,.2f}"}
+        row = {
+            "network": name,
+            "parameters": f"{model.count_params():,}",
+            "weights + gradients + Adam, MB": f"{fixed_bytes(model) / 1e6:,.1f}",
+            f"activations per picture, MB ({dtype})": (
+                f"{activation_bytes(model, dtype) / 1e6:,.2f}"
+            ),
+        }
         for gpu in gpus:
             gb = published.GPU_DATASHEETS[gpu]["memory_gb"]
-            row[f"largest batch, {gpu} {gb} GB"] = f"{largest_batch(model, gb * 1e9, dtype):,}"
+            row[f"largest batch, {gpu} {gb} GB"] = (
+                f"{largest_batch(model, gb * 1e9, dtype):,}"
+            )
         rows.append(row)
     return pd.DataFrame(rows)

@@ -10,11 +10,21 @@ from PIL import Image, ImageStat
 
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 # CI installs the browser (.ci/run): there a missing browser fails the tests, never skips them.
-needed = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
-                            reason="needs chromium and chromedriver (apt-get install)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900"]
+needed = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
+    reason="needs chromium and chromedriver (apt-get install)",
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,900",
+]
 
 
 def start():
@@ -26,9 +36,12 @@ def start():
     options.binary_location = CHROMIUM or "/usr/bin/chromium"
     for flag in [*FLAGS, f"--user-data-dir={tempfile.mkdtemp(prefix='chromium-')}"]:
         options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(options=options,
-                              service=Service(CHROMEDRIVER or "/usr/bin/chromedriver"))
+    options.set_capability(
+        "goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"}
+    )
+    driver = webdriver.Chrome(
+        options=options, service=Service(CHROMEDRIVER or "/usr/bin/chromedriver")
+    )
     driver.set_script_timeout(30)
     return driver
 
@@ -50,5 +63,7 @@ def painted(browser, figure, name):
         if not_blank(figure.screenshot_as_png):
             return True
         time.sleep(0.2)
-    Path(tempfile.gettempdir(), f"{name}-blank.png").write_bytes(browser.get_screenshot_as_png())
+    Path(tempfile.gettempdir(), f"{name}-blank.png").write_bytes(
+        browser.get_screenshot_as_png()
+    )
     return False

@@ -12,7 +12,9 @@ from PIL import Image
 
 
 def pytest_addoption(parser):
-    parser.addoption("--run-slow", action="store_true", help="run tests that train for real")
+    parser.addoption(
+        "--run-slow", action="store_true", help="run tests that train for real"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -35,16 +37,24 @@ def fixed_peak(monkeypatch):
     """The measured matrix-multiply peak fixed at 100 GFLOP/s: no multiply is timed."""
     from helpers import roofs
 
-    monkeypatch.setattr(roofs, "measured_peak",
-                        lambda device="cpu:0", dtype="float32", sizes=None, **_:
-                        {"flops_per_s": 1e11, "n": 2048, "dtype": dtype})
+    monkeypatch.setattr(
+        roofs,
+        "measured_peak",
+        lambda device="cpu:0", dtype="float32", sizes=None, **_: {
+            "flops_per_s": 1e11,
+            "n": 2048,
+            "dtype": dtype,
+        },
+    )
 
 
 def tiny_model():
     """A compiled two-layer regression net on 8 numbers: trains in milliseconds."""
     import keras
 
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [keras.Input((8,)), keras.layers.Dense(4), keras.layers.Dense(1)]
+    )
     model.compile("sgd", "mse")
     return model
 
@@ -58,7 +68,9 @@ def arrays(n=256):
 def numbers(text):
     """The numbers a printed line holds, in order, signs kept ("+1,244.5 %" -> 1244.5): tests
     assert these and the verdict words, not a whole sentence."""
-    return [float(n.replace(",", "")) for n in re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", text)]
+    return [
+        float(n.replace(",", "")) for n in re.findall(r"[-+]?\d[\d,]*(?:\.\d+)?", text)
+    ]
 
 
 def write_jpeg(path, size=(48, 40), seed=0, mode="RGB"):
@@ -81,8 +93,13 @@ def _git_status():
     from helpers import config
 
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
-                             cwd=config.ROOT, capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=config.ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except OSError:
         return None
     if out.returncode:

@@ -18,12 +18,16 @@ def defined_on_page(notebook, name):
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type != "code" or name not in cell.source:
             continue
-        lines = [ln for ln in cell.source.splitlines() if not ln.lstrip().startswith("%")]
+        lines = [
+            ln for ln in cell.source.splitlines() if not ln.lstrip().startswith("%")
+        ]
         tree = ast.parse("\n".join(lines))
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
                 return _normalised(ast.get_source_segment("\n".join(lines), node))
-    raise AssertionError(f"{notebook}.ipynb writes out no `def {name}` or `class {name}`")
+    raise AssertionError(
+        f"{notebook}.ipynb writes out no `def {name}` or `class {name}`"
+    )
 
 
 def _normalised(source):
@@ -31,8 +35,12 @@ def _normalised(source):
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                and isinstance(getattr(body[0], "value", None), ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree)

@@ -11,10 +11,14 @@ import pytest
 
 def red_detector():
     """Conv(1x1) splits red and blue into two channels; the output reads only the red one."""
-    model = keras.Sequential([keras.Input((16, 16, 3)),
-                              keras.layers.Conv2D(2, 1, use_bias=False, name="split"),
-                              keras.layers.Flatten(),
-                              keras.layers.Dense(1, activation="sigmoid")])
+    model = keras.Sequential(
+        [
+            keras.Input((16, 16, 3)),
+            keras.layers.Conv2D(2, 1, use_bias=False, name="split"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(1, activation="sigmoid"),
+        ]
+    )
     kernel = np.zeros((1, 1, 3, 2), "float32")
     kernel[0, 0, 0, 0] = kernel[0, 0, 2, 1] = 1.0
     dense = np.zeros((16 * 16 * 2, 1), "float32")
@@ -40,13 +44,19 @@ def test_grad_cam_points_at_the_evidence_for_the_class_a_sigmoid_chose(sign):
 def colour_detector():
     """A base that splits red and blue into two maps, a softmax head: class 0 reads the red
     map, class 1 the blue one."""
-    base = keras.Sequential([keras.Input((16, 16, 3)),
-                             keras.layers.Conv2D(2, 1, use_bias=False)])
+    base = keras.Sequential(
+        [keras.Input((16, 16, 3)), keras.layers.Conv2D(2, 1, use_bias=False)]
+    )
     kernel = np.zeros((1, 1, 3, 2), "float32")
     kernel[0, 0, 0, 0] = kernel[0, 0, 2, 1] = 1.0
     base.layers[0].set_weights([kernel])
-    head = keras.Sequential([keras.Input((16, 16, 2)), keras.layers.Flatten(),
-                             keras.layers.Dense(2, activation="softmax")])
+    head = keras.Sequential(
+        [
+            keras.Input((16, 16, 2)),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, activation="softmax"),
+        ]
+    )
     dense = np.zeros((16 * 16 * 2, 2), "float32")
     dense[0::2, 0] = dense[1::2, 1] = 0.01
     head.layers[-1].set_weights([dense, np.zeros(2, "float32")])
@@ -58,7 +68,9 @@ def test_grad_cam_points_at_the_evidence_for_the_class_a_softmax_chose():
     pictures = np.zeros((2, 16, 16, 3), "float32")
     pictures[0, :, :8, 0] = 200.0  # red on the left: class 0
     pictures[1, :, 8:, 2] = 200.0  # blue on the right: class 1
-    assert head.predict(base.predict(pictures, verbose=0), verbose=0).argmax(1).tolist() == [0, 1]
+    assert head.predict(base.predict(pictures, verbose=0), verbose=0).argmax(
+        1
+    ).tolist() == [0, 1]
     in_order = keras.Sequential([base, *head.layers])  # as notebook 12 gives it
     heat = attribution.grad_cam(in_order, pictures, base.name)
     assert heat.shape == (2, 16, 16)

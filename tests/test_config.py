@@ -70,7 +70,9 @@ def test_seed_makes_keras_random_repeatable():
     assert (a == b).all()
 
 
-def test_a_build_folder_that_cannot_be_written_is_one_clear_message(tmp_path, monkeypatch):
+def test_a_build_folder_that_cannot_be_written_is_one_clear_message(
+    tmp_path, monkeypatch
+):
     import os
     import subprocess
     import sys
@@ -85,10 +87,19 @@ def test_a_build_folder_that_cannot_be_written_is_one_clear_message(tmp_path, mo
     with pytest.raises(PermissionError, match="COURSE_BUILD"):
         training.save_model(models.mnist_cnn(), blocked / "models" / "m.keras")
     env = {**os.environ, "COURSE_BUILD": str(blocked / "build")}
-    script = "from helpers import config; config.settings('mnist'); config.settings('mnist')"
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.count("Notice: The course cannot write") == 1
+    script = (
+        "from helpers import config; config.settings('mnist'); config.settings('mnist')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        out.returncode == 0 and out.stdout.count("Notice: The course cannot write") == 1
+    )
 
 
 # --- the embedded sample's pins, downloads, safe extraction, the fall-back to the sample
@@ -106,7 +117,9 @@ def test_sample_files_match_their_manifest():
 
 def test_changed_pinned_file_is_refused(tmp_path, monkeypatch):
     (tmp_path / "pretrained").mkdir()
-    (tmp_path / "pretrained" / "mobilenet_2_5_224_tf_no_top.h5").write_bytes(b"tampered")
+    (tmp_path / "pretrained" / "mobilenet_2_5_224_tf_no_top.h5").write_bytes(
+        b"tampered"
+    )
     monkeypatch.setattr(config, "DATA_DIR", tmp_path)
     with pytest.raises(ValueError, match="pinned sha256"):
         config.pretrained_weights()
@@ -153,7 +166,9 @@ def test_download_with_wrong_hash_leaves_no_file(server, tmp_path):
 
 
 @pytest.mark.processes
-def test_full_profile_without_network_falls_back(profile, monkeypatch, capsys, tmp_path):
+def test_full_profile_without_network_falls_back(
+    profile, monkeypatch, capsys, tmp_path
+):
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     dead = config.Remote("http://127.0.0.1:9/input.txt", "0" * 64)
@@ -169,8 +184,9 @@ def test_full_download_is_used_when_it_works(profile, monkeypatch, server, tmp_p
     profile("full")
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     (root / "input.txt").write_text("To be, or not to be\n")
-    remote = config.Remote(f"{url}/input.txt",
-                         hashlib.sha256(b"To be, or not to be\n").hexdigest())
+    remote = config.Remote(
+        f"{url}/input.txt", hashlib.sha256(b"To be, or not to be\n").hexdigest()
+    )
     monkeypatch.setitem(config.DATASETS, "tinyshakespeare", [remote])
     assert data.shakespeare() == "To be, or not to be\n"
 
@@ -185,7 +201,10 @@ def test_registry_pins_a_sha256_for_every_download():
 
 def test_tinyshakespeare_pin_matches_the_sample():
     remote = config.DATASETS["tinyshakespeare"][0]
-    assert config.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt") == remote.sha256
+    assert (
+        config.sha256(config.DATA_DIR / "tinyshakespeare" / "input.txt")
+        == remote.sha256
+    )
     assert Path(remote.url).name == "input.txt"
 
 
@@ -221,8 +240,9 @@ def flaky(tmp_path):
     root = tmp_path / "www"
     root.mkdir()
     handler = type("Handler", (FlakyHandler,), {"drops": 0, "log": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(handler, directory=str(root)))
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(root))
+    )
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", root, handler
     httpd.shutdown()
@@ -233,7 +253,13 @@ def cats_dogs_archive(path, bad_file=True):
     with zipfile.ZipFile(path, "w") as z:
         for cls, prefix in (("Cat", "cat"), ("Dog", "dog")):
             for n in range(1, 11):
-                source = SHARED / "cats_vs_dogs" / "train" / f"{prefix}s" / f"{prefix}.{n}.jpg"
+                source = (
+                    SHARED
+                    / "cats_vs_dogs"
+                    / "train"
+                    / f"{prefix}s"
+                    / f"{prefix}.{n}.jpg"
+                )
                 if source.exists():
                     payload = source.read_bytes()
                 else:  # no ../shared: generate a picture instead
@@ -268,8 +294,9 @@ def test_connection_that_keeps_dropping_fails_cleanly(flaky, tmp_path):
     assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
 
 
-def test_full_profile_uses_the_downloaded_kaggle_layout(flaky, tmp_path, profile, monkeypatch,
-                                                         capsys):
+def test_full_profile_uses_the_downloaded_kaggle_layout(
+    flaky, tmp_path, profile, monkeypatch, capsys
+):
     url, root, _ = flaky
     archive = cats_dogs_archive(root / "kaggle.zip")
     profile("full")
@@ -288,7 +315,9 @@ def unsafe_tar(path, kind):
         info.size = 2
         t.addfile(info, io.BytesIO(b"ok"))
         if kind in ("absolute", "dotdot"):
-            info = tarfile.TarInfo("/tmp/evil.txt" if kind == "absolute" else "a/../../evil.txt")
+            info = tarfile.TarInfo(
+                "/tmp/evil.txt" if kind == "absolute" else "a/../../evil.txt"
+            )
             info.size = 4
             t.addfile(info, io.BytesIO(b"evil"))
         else:
@@ -316,11 +345,17 @@ def test_no_zip_or_tar_entry_lands_outside_the_folder(tmp_path, name):
         z.writestr(name, "evil")
     out = config.safe_extract(tmp_path / "a" / "bad.zip", tmp_path / "a" / "out")
     assert (out / "fine.txt").read_text() == "fine"
-    assert not (tmp_path / "evil.txt").exists() and not (tmp_path / "a" / "evil.txt").exists()
-    tar = config.safe_extract(unsafe_tar(tmp_path / "a" / "abs.tar.gz", "absolute"),
-                               tmp_path / "a" / "tar")
+    assert (
+        not (tmp_path / "evil.txt").exists()
+        and not (tmp_path / "a" / "evil.txt").exists()
+    )
+    tar = config.safe_extract(
+        unsafe_tar(tmp_path / "a" / "abs.tar.gz", "absolute"), tmp_path / "a" / "tar"
+    )
     assert sorted(p.relative_to(tar).as_posix() for p in tar.rglob("*.txt")) == [
-        "ok.txt", "tmp/evil.txt"]  # an absolute name is read as one inside the folder
+        "ok.txt",
+        "tmp/evil.txt",
+    ]  # an absolute name is read as one inside the folder
 
 
 def test_safe_archive_is_extracted_whole(tmp_path):

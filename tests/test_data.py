@@ -22,8 +22,12 @@ SHARED = config.ROOT.parent / "shared" / "data"
 @pytest.mark.processes
 @pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/data")
 def test_sample_rebuilds_identically():
-    result = subprocess.run([sys.executable, "-m", "tools.build_sample", "--check"],
-                            cwd=config.ROOT, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "tools.build_sample", "--check"],
+        cwd=config.ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "matches" in result.stdout
 
@@ -47,7 +51,9 @@ def test_mnist_sample_split_is_fixed_and_disjoint(profile):
     assert x_train.shape == (8000, 28, 28) and x_val.shape == (2000, 28, 28)
     assert set(np.unique(y_train)) == set(range(10))
     train_rows = {row.tobytes() for row in x_train}
-    assert sum(row.tobytes() in train_rows for row in x_val) < 5  # MNIST has a few duplicates
+    assert (
+        sum(row.tobytes() in train_rows for row in x_val) < 5
+    )  # MNIST has a few duplicates
     again, _ = data.mnist_arrays("train")
     assert (again == x_train).all()
 
@@ -63,7 +69,9 @@ def test_truncated_idx_file_is_reported(tmp_path):
     import gzip
 
     path = tmp_path / "bad-idx3-ubyte.gz"
-    header = bytes([0, 0, 8, 3]) + (100).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
+    header = (
+        bytes([0, 0, 8, 3]) + (100).to_bytes(4, "big") + (28).to_bytes(4, "big") * 2
+    )
     path.write_bytes(gzip.compress(header + b"\x00" * 500))
     with pytest.raises(ValueError, match="truncated"):
         data.read_idx(path)
@@ -81,7 +89,9 @@ def test_cats_dogs_pipeline(profile):
 
 def test_cats_dogs_sample_counts(profile):
     profile("sample")
-    paths, labels, classes = data.labelled_files(config.DATA_DIR / "cats_dogs" / "validation")
+    paths, labels, classes = data.labelled_files(
+        config.DATA_DIR / "cats_dogs" / "validation"
+    )
     assert len(paths) == 800 and sum(labels) == 400 and classes == ["cats", "dogs"]
 
 
@@ -107,7 +117,9 @@ def test_folder_without_classes_is_a_clear_error(tmp_path):
 def test_batch_size_zero_is_refused_before_any_file_is_read():
     import tensorflow as tf
 
-    with pytest.raises(tf.errors.InvalidArgumentError, match="must be greater than zero"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match="must be greater than zero"
+    ):
         data.image_pipeline(["no such file.jpg"], [0], 32, batch_size=0)
 
 
@@ -155,12 +167,17 @@ def tutorial_folder(root, train=6, test=2, layout=("training_set", "test_set")):
     for split, n in zip(layout, (train, test)):
         for label, name in enumerate(("cats", "dogs")):
             for i in range(n):
-                write_jpeg(root / split / name / f"{name[:-1]}.{i}.jpg", size=(50, 40),
-                           seed=100 * label + i + (1000 if split == layout[1] else 0))
+                write_jpeg(
+                    root / split / name / f"{name[:-1]}.{i}.jpg",
+                    size=(50, 40),
+                    seed=100 * label + i + (1000 if split == layout[1] else 0),
+                )
     return root
 
 
-@pytest.mark.parametrize("layout", [("training_set", "test_set"), ("train", "validation")])
+@pytest.mark.parametrize(
+    "layout", [("training_set", "test_set"), ("train", "validation")]
+)
 def test_cats_dogs_reads_a_folder_of_ones_own(tmp_path, monkeypatch, layout):
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", layout=layout)
@@ -172,7 +189,9 @@ def test_cats_dogs_reads_a_folder_of_ones_own(tmp_path, monkeypatch, layout):
     labels = np.concatenate([y.numpy() for _, y in val])
     assert sorted(labels) == [0, 0, 1, 1]
     paths, labels, _ = data.cats_dogs_files("validation")
-    for path, label in zip(paths, labels):  # every label is the folder the picture is in
+    for path, label in zip(
+        paths, labels
+    ):  # every label is the folder the picture is in
         assert Path(path).parent.name == ("cats", "dogs")[label]
         assert Path(path).parts[-3] == layout[1]
 
@@ -192,7 +211,9 @@ def test_an_unchanged_folder_is_checked_once(tmp_path, monkeypatch, capsys):
     assert "12 decoded" in capsys.readouterr().out
     data.labelled_files(root / "training_set")
     assert "0 decoded, 12 unchanged" in capsys.readouterr().out
-    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == before  # never written to
+    assert {
+        p: p.stat().st_mtime_ns for p in root.rglob("*")
+    } == before  # never written to
 
 
 def test_a_changed_or_new_file_is_checked_again(tmp_path, monkeypatch, capsys):
@@ -209,7 +230,9 @@ def test_a_changed_or_new_file_is_checked_again(tmp_path, monkeypatch, capsys):
     assert "cat.0.jpg" in out and "truncated" in out and len(paths) == 12
 
 
-def test_a_picture_cache_larger_than_free_memory_is_refused_before_any_work(monkeypatch):
+def test_a_picture_cache_larger_than_free_memory_is_refused_before_any_work(
+    monkeypatch,
+):
     import psutil
 
     free = type("Memory", (), {"available": 10_000_000})()  # 10 MB free
@@ -224,16 +247,31 @@ def test_a_picture_cache_larger_than_free_memory_is_refused_before_any_work(monk
 def test_the_pipeline_switches_change_the_speed_not_the_pictures():
     # notebook 07 times the pipeline with parallel, cache and prefetch switched on and off
     paths, labels, _ = data.cats_dogs_files("train", limit=8)
-    batches = [list(data.image_pipeline(paths, labels, 64, 4, **options)) for options in (
-        {}, dict(parallel=False, cache=False, prefetch=False), dict(cache=False))]
+    batches = [
+        list(data.image_pipeline(paths, labels, 64, 4, **options))
+        for options in (
+            {},
+            dict(parallel=False, cache=False, prefetch=False),
+            dict(cache=False),
+        )
+    ]
     x, y = batches[0][0]
     assert tuple(x.shape) == (4, 64, 64, 3) and tuple(y.shape) == (4,)
-    assert x.dtype == "float32" and 0 <= float(x.numpy().min()) < float(x.numpy().max()) <= 255
+    assert (
+        x.dtype == "float32"
+        and 0 <= float(x.numpy().min()) < float(x.numpy().max()) <= 255
+    )
     for other in batches[1:]:
-        assert all(np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
-                   for a, b in zip(batches[0], other, strict=True))
+        assert all(
+            np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+            for a, b in zip(batches[0], other, strict=True)
+        )
     endless = data.image_pipeline(paths[:6], labels[:6], 32, 4, repeat=True)
-    assert [len(y) for _, y in endless.take(3)] == [4, 4, 4]  # whole batches only, forever
+    assert [len(y) for _, y in endless.take(3)] == [
+        4,
+        4,
+        4,
+    ]  # whole batches only, forever
 
 
 def test_one_class_is_refused_with_the_classes_found(tmp_path):
@@ -250,7 +288,9 @@ def test_empty_class_is_named(tmp_path):
         data.labelled_files(tmp_path)
 
 
-def test_class_folders_equal_but_for_case_or_accent_form_are_one_class(tmp_path, capsys):
+def test_class_folders_equal_but_for_case_or_accent_form_are_one_class(
+    tmp_path, capsys
+):
     for i, name in enumerate(["Horse", "horse", "cow", "Cafe\u0301", "Caf\u00e9"]):
         write_jpeg(tmp_path / name / f"{i}.jpg", seed=i)
     paths, labels, classes = data.labelled_files(tmp_path)
@@ -260,7 +300,9 @@ def test_class_folders_equal_but_for_case_or_accent_form_are_one_class(tmp_path,
     assert "read as one class, 'Horse'" in out
     folder_of = {Path(p).parent.name: y for p, y in zip(paths, labels, strict=True)}
     assert folder_of["Horse"] == folder_of["horse"] == 1
-    assert folder_of["Cafe\u0301"] == folder_of["Caf\u00e9"] == 0 and folder_of["cow"] == 2
+    assert (
+        folder_of["Cafe\u0301"] == folder_of["Caf\u00e9"] == 0 and folder_of["cow"] == 2
+    )
     for name in ["horse", "Caf\u00e9"]:  # apart again: nothing said, the same labels
         shutil.rmtree(tmp_path / name)
     assert data.labelled_files(tmp_path)[2] == ["Cafe\u0301", "Horse", "cow"]
@@ -285,8 +327,9 @@ def test_picture_digests_find_copies_whatever_their_bytes(tmp_path):
     assert digest[a] != digest[str(tmp_path / "dogs" / "b.jpg")]
 
 
-def test_a_folder_that_cannot_be_listed_is_named_not_skipped_silently(tmp_path, monkeypatch,
-                                                                      capsys):
+def test_a_folder_that_cannot_be_listed_is_named_not_skipped_silently(
+    tmp_path, monkeypatch, capsys
+):
     """As a user without read permission meets it (root reads every folder, so the refusal is
     made by os.scandir here, as the system would make it)."""
     for i in range(2):
@@ -304,25 +347,41 @@ def test_a_folder_that_cannot_be_listed_is_named_not_skipped_silently(tmp_path, 
     paths, _, _ = data.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert len(paths) == 4 and "1 skipped" in out
-    assert "dogs/private: cannot be read (Permission denied); its pictures are not used" in out
+    assert (
+        "dogs/private: cannot be read (Permission denied); its pictures are not used"
+        in out
+    )
 
 
 def without_root(code, folder):
     """Run `code` (which reads sys.argv[1]) in a Python that cannot pass permissions: as this
     user when it is not root, else as `nobody` (root reads every folder whatever its mode)."""
     if os.geteuid() != 0:
-        return subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True,
-                              text=True, timeout=600)
+        return subprocess.run(
+            [sys.executable, "-c", code, str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     home = folder.parent / "home"  # for its cache: a fresh check, as the user's first
     home.mkdir(exist_ok=True)
     home.chmod(0o777)
     folder.parent.chmod(0o755)  # the folders below keep the modes the test gives them
-    env = dict(os.environ, HOME=str(home), MPLCONFIGDIR=str(home), COURSE_CACHE=str(home))
+    env = dict(
+        os.environ, HOME=str(home), MPLCONFIGDIR=str(home), COURSE_CACHE=str(home)
+    )
     if not shutil.which("setpriv"):
-        pytest.skip("root reads every folder, and there is no setpriv to run as another user")
+        pytest.skip(
+            "root reads every folder, and there is no setpriv to run as another user"
+        )
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    return subprocess.run([*nobody, sys.executable, "-c", code, str(folder)], env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [*nobody, sys.executable, "-c", code, str(folder)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.processes
@@ -334,8 +393,10 @@ def test_folders_without_permission_are_named_by_a_user_who_cannot_read_them():
         write_jpeg(folder / "cats" / "a.jpg")
         write_jpeg(folder / "dogs" / "b.jpg", seed=1)
         write_jpeg(folder / "dogs" / "private" / "c.jpg", seed=2)
-        read = ("import sys\nfrom helpers import data\ntry:\n    print(len(data.labelled_files("
-                "sys.argv[1])[0]))\nexcept ValueError as e:\n    print('refused:', e)")
+        read = (
+            "import sys\nfrom helpers import data\ntry:\n    print(len(data.labelled_files("
+            "sys.argv[1])[0]))\nexcept ValueError as e:\n    print('refused:', e)"
+        )
         (folder / "dogs").chmod(0)
         refused = without_root(read, folder)
         (folder / "dogs").chmod(0o755)
@@ -344,8 +405,10 @@ def test_folders_without_permission_are_named_by_a_user_who_cannot_read_them():
         (folder / "dogs" / "private").chmod(0o755)
     assert "refused: Class folder" in refused.stdout, refused.stderr[-2000:]
     assert "dogs cannot be read: permission denied" in refused.stdout
-    assert "dogs/private: cannot be read (Permission denied); its pictures are not used" in (
-        skipped.stdout), skipped.stderr[-2000:]
+    assert (
+        "dogs/private: cannot be read (Permission denied); its pictures are not used"
+        in (skipped.stdout)
+    ), skipped.stderr[-2000:]
     assert skipped.stdout.strip().endswith("2")  # a.jpg and b.jpg, nothing lost unsaid
 
 
@@ -360,7 +423,9 @@ def test_nested_folders_and_non_ascii_names_are_used(tmp_path):
 
 
 def test_wrong_arguments_name_the_valid_choices():
-    with pytest.raises(KeyError, match="cats_dogs, cifar10, imdb, mnist, tinyshakespeare"):
+    with pytest.raises(
+        KeyError, match="cats_dogs, cifar10, imdb, mnist, tinyshakespeare"
+    ):
         config.source("coco")
     with pytest.raises(KeyError, match="0, 1, 2, 2b, 3"):
         models.cats_dogs_net("4")
@@ -379,7 +444,10 @@ def test_a_third_class_folder_is_refused_naming_both_splits(tmp_path, monkeypatc
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", train=2, test=1)
     write_jpeg(root / "training_set" / "birds" / "robin.jpg")
-    for split in ("train", "validation"):  # either split: the folder as a whole is wrong
+    for split in (
+        "train",
+        "validation",
+    ):  # either split: the folder as a whole is wrong
         with pytest.raises(ValueError) as error:
             data.cats_dogs_files(split, root=root)
         message = str(error.value)
@@ -388,16 +456,31 @@ def test_a_third_class_folder_is_refused_naming_both_splits(tmp_path, monkeypatc
         assert "one of cats and one of dogs" in message
 
 
-@pytest.mark.parametrize("cats, dogs", [("cats", "Dogs"), ("Katzen", "Hunde"), ("gatti", "cani"),
-                                         ("my cats", "Perros"), ("Cat", "dog_photos")])
-def test_labels_follow_what_a_folder_name_means_not_how_it_sorts(tmp_path, monkeypatch, capsys,
-                                                                    cats, dogs):
+@pytest.mark.parametrize(
+    "cats, dogs",
+    [
+        ("cats", "Dogs"),
+        ("Katzen", "Hunde"),
+        ("gatti", "cani"),
+        ("my cats", "Perros"),
+        ("Cat", "dog_photos"),
+    ],
+)
+def test_labels_follow_what_a_folder_name_means_not_how_it_sorts(
+    tmp_path, monkeypatch, capsys, cats, dogs
+):
     # sorted, Dogs/ Hunde/ cani/ Perros/ come first: they would become label 0 and invert p(dog)
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
-    for split, name, n in (("train", cats, 3), ("train", dogs, 2), ("validation", cats, 1),
-                           ("validation", dogs, 1)):
+    for split, name, n in (
+        ("train", cats, 3),
+        ("train", dogs, 2),
+        ("validation", cats, 1),
+        ("validation", dogs, 1),
+    ):
         for i in range(n):
-            write_jpeg(tmp_path / split / name / f"{i}.jpg", seed=hash((split, name, i)) % 999)
+            write_jpeg(
+                tmp_path / split / name / f"{i}.jpg", seed=hash((split, name, i)) % 999
+            )
     paths, labels, classes = data.cats_dogs_files("train", root=tmp_path)
     assert classes == [cats, dogs]
     assert sorted(labels) == [0, 0, 0, 1, 1]
@@ -409,9 +492,14 @@ def test_labels_follow_what_a_folder_name_means_not_how_it_sorts(tmp_path, monke
 def test_class_folders_whose_names_say_no_animal_are_refused_naming_both(tmp_path):
     for name in ("foo", "bar"):
         write_jpeg(tmp_path / "train" / name / "a.jpg")
-    with pytest.raises(ValueError, match=r"which the dogs: bar/ and foo/ .*Rename them"):
+    with pytest.raises(
+        ValueError, match=r"which the dogs: bar/ and foo/ .*Rename them"
+    ):
         data.cats_dogs_files("train", root=tmp_path)
-    for name in ("cats", "cats_and_dogs"):  # one name says both: it cannot decide either
+    for name in (
+        "cats",
+        "cats_and_dogs",
+    ):  # one name says both: it cannot decide either
         write_jpeg(tmp_path / "mixed" / "train" / name / "a.jpg")
     with pytest.raises(ValueError, match=r"cats/ and cats_and_dogs/"):
         data.cats_dogs_files("train", root=tmp_path / "mixed")
@@ -420,14 +508,21 @@ def test_class_folders_whose_names_say_no_animal_are_refused_naming_both(tmp_pat
 def test_splits_may_name_their_folders_differently(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", train=2, test=0)
-    for i, name in enumerate(("Hund", "Katze")):  # paired by sorted position, labels swap
+    for i, name in enumerate(
+        ("Hund", "Katze")
+    ):  # paired by sorted position, labels swap
         write_jpeg(root / "test_set" / name / f"{name}.1.jpg", seed=50 + i)
     paths, labels, classes = data.cats_dogs_files("validation", root=root)
     assert classes == ["Katze", "Hund"]
-    assert {Path(p).parent.name: y for p, y in zip(paths, labels)} == {"Katze": 0, "Hund": 1}
+    assert {Path(p).parent.name: y for p, y in zip(paths, labels)} == {
+        "Katze": 0,
+        "Hund": 1,
+    }
 
 
-def test_two_splits_with_the_same_three_classes_are_refused_for_a_one_output_network(tmp_path):
+def test_two_splits_with_the_same_three_classes_are_refused_for_a_one_output_network(
+    tmp_path,
+):
     root = tutorial_folder(tmp_path / "mine", train=1, test=1)
     for split in ("training_set", "test_set"):
         write_jpeg(root / split / "birds" / "robin.jpg")
@@ -440,17 +535,31 @@ def test_a_general_class_folder_reports_its_classes_and_counts(tmp_path, capsys)
         for i in range(n):
             write_jpeg(tmp_path / name / f"{i}.jpg", seed=10 * len(name) + i)
     paths, labels, classes = data.labelled_files(tmp_path)
-    assert classes == ["apples", "bananas", "cherries"] and sorted(labels) == [0, 0, 1, 1, 1, 2]
-    assert ("6 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 3, "
-            "label 2 = cherries/: 1)") in capsys.readouterr().out
+    assert classes == ["apples", "bananas", "cherries"] and sorted(labels) == [
+        0,
+        0,
+        1,
+        1,
+        1,
+        2,
+    ]
+    assert (
+        "6 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 3, "
+        "label 2 = cherries/: 1)"
+    ) in capsys.readouterr().out
     data.labelled_files(tmp_path, limit=5)
-    line = capsys.readouterr().out.splitlines()[-1]  # the counts are of the pictures used
-    assert ("5 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 2 of 3, "
-            "label 2 = cherries/: 1), limit=5 kept up to an even share per class") in line
+    line = capsys.readouterr().out.splitlines()[
+        -1
+    ]  # the counts are of the pictures used
+    assert (
+        "5 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 2 of 3, "
+        "label 2 = cherries/: 1), limit=5 kept up to an even share per class"
+    ) in line
 
 
-def test_a_validation_picture_that_is_also_a_training_picture_is_left_out(tmp_path, monkeypatch,
-                                                                          capsys):
+def test_a_validation_picture_that_is_also_a_training_picture_is_left_out(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", train=3, test=2)
     copied = root / "test_set" / "cats" / "also_in_training.jpg"
@@ -458,17 +567,22 @@ def test_a_validation_picture_that_is_also_a_training_picture_is_left_out(tmp_pa
     paths, labels, _ = data.cats_dogs_files("validation", root=root)
     out = capsys.readouterr().out
     assert len(paths) == 4 and str(copied) not in paths
-    assert ("not used: 1 picture also among the training pictures, which would flatter the "
-            "accuracy measured here: cats/also_in_training.jpg = ") in out
+    assert (
+        "not used: 1 picture also among the training pictures, which would flatter the "
+        "accuracy measured here: cats/also_in_training.jpg = "
+    ) in out
     assert "cat.1.jpg" in out
     train, _, _ = data.cats_dogs_files("train", root=root)
     assert len(train) == 6  # the training split keeps its pictures
 
 
 def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is_flagged(
-        tmp_path, capsys):
+    tmp_path, capsys
+):
     a = write_jpeg(tmp_path / "cats" / "a.jpg")
-    (tmp_path / "cats" / "a (1).jpg").write_bytes(a.read_bytes())  # a browser's second download
+    (tmp_path / "cats" / "a (1).jpg").write_bytes(
+        a.read_bytes()
+    )  # a browser's second download
     b = write_jpeg(tmp_path / "cats" / "b.jpg", seed=1)
     (tmp_path / "dogs" / "b.jpg").parent.mkdir()
     (tmp_path / "dogs" / "b.jpg").write_bytes(b.read_bytes())
@@ -476,8 +590,10 @@ def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is
     paths, _, _ = data.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert len(paths) == 5
-    assert "1 picture stored more than once in one class (the same pixels; each copy is used): " \
-           "cats/a (1).jpg = cats/a.jpg" in out
+    assert (
+        "1 picture stored more than once in one class (the same pixels; each copy is used): "
+        "cats/a (1).jpg = cats/a.jpg" in out
+    )
     assert "1 picture in two classes at once, so one copy has the wrong label" in out
     assert "cats/b.jpg = dogs/b.jpg" in out
 
@@ -485,7 +601,9 @@ def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is
 def test_files_and_folders_outside_the_class_folders_are_named(tmp_path, capsys):
     write_jpeg(tmp_path / "cats" / "a.jpg")
     write_jpeg(tmp_path / "dogs" / "b.jpg", seed=1)
-    write_jpeg(tmp_path / "forgotten.jpg", seed=2)  # next to the class folders, not inside
+    write_jpeg(
+        tmp_path / "forgotten.jpg", seed=2
+    )  # next to the class folders, not inside
     (tmp_path / "__MACOSX" / "cats").mkdir(parents=True)  # from a Mac's zip: no class
     (tmp_path / "__MACOSX" / "cats" / "._a.jpg").write_bytes(b"\x00\x05\x16\x07")
     (tmp_path / "cats" / ".ipynb_checkpoints").mkdir()
@@ -493,12 +611,16 @@ def test_files_and_folders_outside_the_class_folders_are_named(tmp_path, capsys)
     paths, labels, classes = data.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert classes == ["cats", "dogs"] and len(paths) == 2
-    assert "not used: __MACOSX/, forgotten.jpg (outside the class folders, or hidden)" in out
+    assert (
+        "not used: __MACOSX/, forgotten.jpg (outside the class folders, or hidden)"
+        in out
+    )
     assert "not used: 1 file in hidden folders (.ipynb_checkpoints/ 1)" in out
 
 
 def test_kaggles_unsplit_folder_keeps_a_picture_chosen_for_training_out_of_validation(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     monkeypatch.setattr(data, "source", lambda name: ("full", tmp_path))
     same = write_jpeg(tmp_path / "PetImages" / "Cat" / "0.jpg")
@@ -506,10 +628,18 @@ def test_kaggles_unsplit_folder_keeps_a_picture_chosen_for_training_out_of_valid
         (tmp_path / "PetImages" / "Cat" / f"{i}.jpg").write_bytes(same.read_bytes())
         write_jpeg(tmp_path / "PetImages" / "Dog" / f"{i}.jpg", seed=i)
     write_jpeg(tmp_path / "PetImages" / "Dog" / "0.jpg", seed=9)
-    with pytest.raises(ValueError, match=r"No pictures left in .*PetImages/Cat/: its usable "
-                                         r"pictures chosen for validation are all copies"):
-        data.cats_dogs_files("validation")  # the cat held out would leave no cat to measure
-    assert "not used for validation: 1 picture also chosen for training" in capsys.readouterr().out
+    with pytest.raises(
+        ValueError,
+        match=r"No pictures left in .*PetImages/Cat/: its usable "
+        r"pictures chosen for validation are all copies",
+    ):
+        data.cats_dogs_files(
+            "validation"
+        )  # the cat held out would leave no cat to measure
+    assert (
+        "not used for validation: 1 picture also chosen for training"
+        in capsys.readouterr().out
+    )
     train, labels, classes = data.cats_dogs_files("train")
     assert classes == ["Cat", "Dog"] and sorted(labels) == [0] * 4 + [1] * 4
 
@@ -523,12 +653,20 @@ def two_classes(folder, names=("cats", "dogs")):
 def test_a_root_that_is_no_folder_says_what_it_is(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     two_classes(tmp_path / "pets")
-    assert data.labelled_files("~/pets")[2] == ["cats", "dogs"]  # %env leaves ~ as it is
-    with pytest.raises(FileNotFoundError, match=r"petz does not exist\. The nearest folder that "
-                       r"exists is .*, which holds pets/\. Check the spelling"):
+    assert data.labelled_files("~/pets")[2] == [
+        "cats",
+        "dogs",
+    ]  # %env leaves ~ as it is
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"petz does not exist\. The nearest folder that "
+        r"exists is .*, which holds pets/\. Check the spelling",
+    ):
         data.labelled_files(tmp_path / "petz")
     archive = shutil.make_archive(str(tmp_path / "pictures"), "zip", tmp_path / "pets")
-    with pytest.raises(NotADirectoryError, match=r"pictures\.zip is an archive.*extract it first"):
+    with pytest.raises(
+        NotADirectoryError, match=r"pictures\.zip is an archive.*extract it first"
+    ):
         data.labelled_files(archive)
     with pytest.raises(NotADirectoryError, match="0.jpg is a file, not a folder"):
         data.labelled_files(tmp_path / "pets" / "cats" / "0.jpg")
@@ -536,13 +674,22 @@ def test_a_root_that_is_no_folder_says_what_it_is(tmp_path, monkeypatch):
 
 def test_a_cat_dog_root_without_its_split_says_what_it_holds(tmp_path):
     two_classes(tmp_path / "PetImages", ("Cat", "Dog"))  # Kaggle's, not split
-    with pytest.raises(FileNotFoundError, match="without a split.*PetImages.*COURSE_PROFILE=full"):
+    with pytest.raises(
+        FileNotFoundError, match="without a split.*PetImages.*COURSE_PROFILE=full"
+    ):
         data.cats_dogs_files("train", tmp_path / "PetImages")
-    for split in ("train", "validation"):  # keras.utils.get_file(extract=True): one level down
+    for split in (
+        "train",
+        "validation",
+    ):  # keras.utils.get_file(extract=True): one level down
         two_classes(tmp_path / "download" / "cats_and_dogs_filtered" / split)
-    with pytest.raises(FileNotFoundError, match=r"one level down: use .*cats_and_dogs_filtered"):
+    with pytest.raises(
+        FileNotFoundError, match=r"one level down: use .*cats_and_dogs_filtered"
+    ):
         data.cats_dogs_files("train", tmp_path / "download")
-    paths, _, _ = data.cats_dogs_files("train", tmp_path / "download" / "cats_and_dogs_filtered")
+    paths, _, _ = data.cats_dogs_files(
+        "train", tmp_path / "download" / "cats_and_dogs_filtered"
+    )
     assert len(paths) == 2
 
 
@@ -575,11 +722,15 @@ def drawn(tmp_path, picture, draws=200):
 def test_a_shear_of_0_2_degrees_moves_a_corner_by_0_35_percent_of_the_width():
     lines = np.zeros((SIZE, SIZE, 3), "float32")
     lines[SIZE // 2] = 255
-    expected = math.sin(math.radians(0.2))  # 0.0035: Keras 2 read shear_range in degrees
+    expected = math.sin(
+        math.radians(0.2)
+    )  # 0.0035: Keras 2 read shear_range in degrees
     assert tilt(data.keras2_transform(lines, shear_degrees=0.2)) == pytest.approx(
-        expected, rel=0.05)
+        expected, rel=0.05
+    )
     assert tilt(data.keras2_transform(lines, shear_degrees=-0.2)) == pytest.approx(
-        -expected, rel=0.05)
+        -expected, rel=0.05
+    )
     assert tilt(data.keras2_transform(lines)) == pytest.approx(0, abs=1e-6)
 
 
@@ -591,14 +742,25 @@ def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
     most = math.sin(math.radians(models.SHEAR_DEGREES))
     # a zoom stretches the tilt by (width zoom / height zoom), at most 1.2 / 0.8
     assert tilts.max() <= most * 1.5 * 1.05 and tilts.max() >= most * 0.7
-    assert tilts.max() < 0.01  # a fraction of 0.2 (Keras 3's unit) would tilt it up to 20 %
+    assert (
+        tilts.max() < 0.01
+    )  # a fraction of 0.2 (Keras 3's unit) would tilt it up to 20 %
 
     square = np.zeros((SIZE, SIZE, 3), "float32")
     square[150:251, 150:251] = 255
-    sides = np.array([((p[SIZE // 2, :, 0] > 127).sum() / 101, (p[:, SIZE // 2, 0] > 127).sum()
-                       / 101) for p in drawn(tmp_path, square)])  # (width, height) / before
+    sides = np.array(
+        [
+            (
+                (p[SIZE // 2, :, 0] > 127).sum() / 101,
+                (p[:, SIZE // 2, 0] > 127).sum() / 101,
+            )
+            for p in drawn(tmp_path, square)
+        ]
+    )  # (width, height) / before
     assert sides.min() > 1 / 1.2 - 0.03 and sides.max() < 1 / 0.8 + 0.03
-    assert sides.min() < 0.87 and sides.max() > 1.18  # the whole range 0.8..1.2 is drawn
+    assert (
+        sides.min() < 0.87 and sides.max() > 1.18
+    )  # the whole range 0.8..1.2 is drawn
     aspect = sides[:, 0] / sides[:, 1]
     assert aspect.min() < 0.8 and aspect.max() > 1.25  # width and height zoomed apart
     assert abs(np.corrcoef(sides[:, 0], sides[:, 1])[0, 1]) < 0.3
@@ -606,8 +768,9 @@ def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
     left = np.zeros((8, 8, 3), "float32")
     left[:, :2] = 255  # bright on the left
     mirrored = [p[0, -1, 0] > 127 for p in drawn(tmp_path, left)]
-    assert 0.35 < np.mean(mirrored) < 0.65 and all(p[0, 0, 0] > 127 or p[0, -1, 0] > 127
-                                                   for p in drawn(tmp_path, left, 20))
+    assert 0.35 < np.mean(mirrored) < 0.65 and all(
+        p[0, 0, 0] > 127 or p[0, -1, 0] > 127 for p in drawn(tmp_path, left, 20)
+    )
 
 
 def test_pillow_batches_are_real_augmented_pictures():
@@ -615,7 +778,11 @@ def test_pillow_batches_are_real_augmented_pictures():
     plain = data.PillowBatches(paths, labels, 64, 4, augment=False)
     augmented = data.PillowBatches(paths, labels, 64, 4, augment=True, repeat=3)
     x, y = plain[0]
-    assert x.shape == (4, 64, 64, 3) and x.dtype == np.float32 and 0 <= x.min() < x.max() <= 255
+    assert (
+        x.shape == (4, 64, 64, 3)
+        and x.dtype == np.float32
+        and 0 <= x.min() < x.max() <= 255
+    )
     assert len(plain) == 2 and len(augmented) == 6
     assert not np.array_equal(augmented[0][0], x) and np.array_equal(augmented[0][1], y)
     with pytest.raises(ValueError, match="batch_size"):
@@ -627,5 +794,6 @@ def test_a_batch_is_the_same_whichever_worker_makes_it_and_each_pass_draws_anew(
     paths, labels, _ = data.cats_dogs_files("train", limit=8)
     loader = data.PillowBatches(paths, labels, 64, 4, repeat=2)
     assert np.array_equal(loader[1][0], loader[1][0])
-    assert not np.array_equal(loader[0][0], loader[2][0]) and np.array_equal(loader[0][1],
-                                                                             loader[2][1])
+    assert not np.array_equal(loader[0][0], loader[2][0]) and np.array_equal(
+        loader[0][1], loader[2][1]
+    )

@@ -15,8 +15,13 @@ def build(monkeypatch, tmp_path):
 
 
 def counting():
-    return exercises.Exercise("99", 1, exercises.number(lambda: 12, {10: "ten is two short"}),
-                              hints="add two", worked="12")
+    return exercises.Exercise(
+        "99",
+        1,
+        exercises.number(lambda: 12, {10: "ten is two short"}),
+        hints="add two",
+        worked="12",
+    )
 
 
 def test_a_right_answer_says_right_and_is_recorded(build, capsys):
@@ -25,7 +30,9 @@ def test_a_right_answer_says_right_and_is_recorded(build, capsys):
     assert json.loads((build / "progress.json").read_text()) == {"99": {"1": "right"}}
 
 
-def test_a_typical_wrong_answer_gets_its_own_hint_and_a_later_one_keeps_right(build, capsys):
+def test_a_typical_wrong_answer_gets_its_own_hint_and_a_later_one_keeps_right(
+    build, capsys
+):
     e = counting()
     e.check(10)
     assert "not yet: ten is two short" in capsys.readouterr().out
@@ -36,8 +43,9 @@ def test_a_typical_wrong_answer_gets_its_own_hint_and_a_later_one_keeps_right(bu
 
 
 def test_no_answer_and_a_missing_measurement_are_said_not_recorded(build, capsys):
-    e = exercises.Exercise("99", 2, exercises.choice("a", {"b": "no"}), "h", "w",
-                           given=("speeds",))
+    e = exercises.Exercise(
+        "99", 2, exercises.choice("a", {"b": "no"}), "h", "w", given=("speeds",)
+    )
     e.check(None)
     e.check("a", speeds=None)
     out = capsys.readouterr().out
@@ -46,7 +54,9 @@ def test_no_answer_and_a_missing_measurement_are_said_not_recorded(build, capsys
 
 
 def test_a_choice_explains_each_wrong_letter_and_asks_for_a_letter(build, capsys):
-    judge = exercises.choice("b", {"a": "a is the other way", "c": "c ignores the bias"})
+    judge = exercises.choice(
+        "b", {"a": "a is the other way", "c": "c ignores the bias"}
+    )
     assert judge("(B)") is None and judge("a") == "a is the other way"
     assert "one of the letters a, b, c" in judge("yes")
 
@@ -57,7 +67,9 @@ def test_a_number_says_what_is_not_a_number():
         assert exercises.number(lambda: 1234)(written) is None, written
 
 
-def test_the_solution_is_recorded_as_seen_and_progress_lists_every_exercise(build, capsys):
+def test_the_solution_is_recorded_as_seen_and_progress_lists_every_exercise(
+    build, capsys
+):
     q = exercises.load("04")
     q[2].solution()
     assert "3,696,801" in capsys.readouterr().out
@@ -67,7 +79,9 @@ def test_the_solution_is_recorded_as_seen_and_progress_lists_every_exercise(buil
     assert table.loc["01"].iloc[:5].tolist() == ["to do"] * 5
 
 
-def test_the_hints_and_solution_stay_hidden_until_asked_and_copying_is_told_apart(build):
+def test_the_hints_and_solution_stay_hidden_until_asked_and_copying_is_told_apart(
+    build,
+):
     e = counting()
     assert "12" not in repr(e) and "add two" not in repr(e)
     e.solution()
@@ -79,6 +93,8 @@ def test_an_unreadable_progress_file_is_kept_aside_and_said_not_lost(build, caps
     (build / "progress.json").write_text('{"01": {"1": "ri')  # cut off
     counting().check(12)
     said = capsys.readouterr().out
-    assert "progress.json could not be read" in said and "progress.unreadable.json" in said
+    assert (
+        "progress.json could not be read" in said and "progress.unreadable.json" in said
+    )
     assert (build / "progress.unreadable.json").read_text() == '{"01": {"1": "ri'
     assert exercises._read() == {"99": {"1": "right"}}

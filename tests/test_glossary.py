@@ -51,17 +51,23 @@ def anchor(heading):
 def entries(text):
     """{term: notebook number that teaches it, or None where the glossary defines it}."""
     found = {}
-    for term, body in re.findall(r"^### ([^\n]+)\n(.*?)(?=^### |\Z)", text, re.M | re.S):
+    for term, body in re.findall(
+        r"^### ([^\n]+)\n(.*?)(?=^### |\Z)", text, re.M | re.S
+    ):
         taught = re.search(r"\*Taught in\s+\[(\d\d)\]", body)
         if not taught and "*Defined here" not in body:
-            raise ValueError(f"glossary entry {term!r} says neither 'Taught in' nor 'Defined here'")
+            raise ValueError(
+                f"glossary entry {term!r} says neither 'Taught in' nor 'Defined here'"
+            )
         found[term] = int(taught.group(1)) if taught else None
     return found
 
 
 def prose(path):
     cells = json.loads(path.read_text())["cells"]
-    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return "\n".join(
+        "".join(c["source"]) for c in cells if c["cell_type"] == "markdown"
+    )
 
 
 def unlinked(texts, taught, spellings):
@@ -69,13 +75,19 @@ def unlinked(texts, taught, spellings):
     `texts`: {notebook number: its markdown}; `taught`: entries()."""
     found = []
     for term, where in taught.items():
-        using = [n for n, text in sorted(texts.items())
-                 if re.search(spellings[term], text, re.I)]
+        using = [
+            n
+            for n, text in sorted(texts.items())
+            if re.search(spellings[term], text, re.I)
+        ]
         early = [n for n in using if n < where] if where is not None else using[:1]
         link = f"](glossary.md#{anchor(term)})"
         place = "the glossary" if where is None else f"{where:02d}"
-        found += [f"{n:02d} uses {term!r} (taught in {place}) without a link {link[1:]}"
-                  for n in early if link not in texts[n]]
+        found += [
+            f"{n:02d} uses {term!r} (taught in {place}) without a link {link[1:]}"
+            for n in early
+            if link not in texts[n]
+        ]
     return found
 
 
@@ -88,7 +100,9 @@ def test_every_entry_has_a_spelling_and_a_place():
     assert sorted(taught) == sorted(SPELLINGS)
     numbers = {int(p.name[:2]) for p in notebooks()}
     assert {n for n in taught.values() if n is not None} <= numbers
-    assert list(taught) == sorted(taught, key=str.lower), "entries in alphabetical order"
+    assert list(taught) == sorted(taught, key=str.lower), (
+        "entries in alphabetical order"
+    )
 
 
 def test_every_early_use_links_the_glossary():
@@ -96,10 +110,15 @@ def test_every_early_use_links_the_glossary():
 
 
 def test_a_term_used_early_without_a_link_is_found():
-    texts = {0: "We time in alternation.", 1: "A tf.data pipeline.", 7: "tf.data, taught."}
+    texts = {
+        0: "We time in alternation.",
+        1: "A tf.data pipeline.",
+        7: "tf.data, taught.",
+    }
     taught, spellings = {"tf.data": 7}, {"tf.data": SPELLINGS["tf.data"]}
     assert unlinked(texts, taught, spellings) == [
-        "01 uses 'tf.data' (taught in 07) without a link (glossary.md#tfdata)"]
+        "01 uses 'tf.data' (taught in 07) without a link (glossary.md#tfdata)"
+    ]
     texts[1] = "A [tf.data](glossary.md#tfdata) pipeline."
     assert unlinked(texts, taught, spellings) == []
 

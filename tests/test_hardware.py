@@ -29,16 +29,23 @@ def test_mixed_precision_support_from_compute_capability():
     volta = [{"type": "GPU", "compute_capability": (7, 0)}]
     ampere = [{"type": "GPU", "compute_capability": (8, 0)}]
     assert hardware.mixed_precision_support(cpu, volta) == {
-        "gpu_float16_tensor_cores": True, "gpu_bfloat16": False, "cpu_bfloat16": False}
+        "gpu_float16_tensor_cores": True,
+        "gpu_bfloat16": False,
+        "cpu_bfloat16": False,
+    }
     assert hardware.mixed_precision_support(cpu, ampere)["gpu_bfloat16"] is True
-    assert hardware.mixed_precision_support({"simd": ["avx512_bf16"]}, [])["cpu_bfloat16"]
+    assert hardware.mixed_precision_support({"simd": ["avx512_bf16"]}, [])[
+        "cpu_bfloat16"
+    ]
 
 
 def test_amx_runs_bfloat16_only_where_the_cpu_has_it_and_onednn_is_not_capped_below_it():
     amx = {"simd": ["avx512f", "avx512_bf16", "amx_bf16", "amx_tile"]}
     assert hardware.amx_bfloat16(amx, environ={})
     assert hardware.amx_bfloat16(amx, environ={"ONEDNN_MAX_CPU_ISA": "avx512_core_amx"})
-    assert not hardware.amx_bfloat16(amx, environ={"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"})
+    assert not hardware.amx_bfloat16(
+        amx, environ={"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"}
+    )
     assert not hardware.amx_bfloat16({"simd": ["avx512f", "avx512_bf16"]}, environ={})
 
 
@@ -49,9 +56,11 @@ def test_no_gpu_gives_empty_lists(monkeypatch):
 
 def test_nvidia_smi_output_is_parsed(monkeypatch):
     class Done:  # a MIG slice reports no utilisation, a T4 no power draw at times
-        stdout = ("NVIDIA H200, 143771, 512, 570.86.15, 37, 121.35, 41\n"
-                  "NVIDIA A100-SXM4-40GB MIG 1g.5gb, 4864, 13, 570.86.15, [N/A], "
-                  "[Not Supported], [N/A]\n")
+        stdout = (
+            "NVIDIA H200, 143771, 512, 570.86.15, 37, 121.35, 41\n"
+            "NVIDIA A100-SXM4-40GB MIG 1g.5gb, 4864, 13, 570.86.15, [N/A], "
+            "[Not Supported], [N/A]\n"
+        )
 
     monkeypatch.setattr(hardware.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
     monkeypatch.setattr(hardware.subprocess, "run", lambda *a, **k: Done())
@@ -64,6 +73,7 @@ def test_nvidia_smi_output_is_parsed(monkeypatch):
 
 # --- the GPU branches, rehearsed with tests/fake_bin/nvidia-smi (TensorFlow still sees no GPU) ---
 
+
 @pytest.mark.usefixtures("fake_nvidia_smi")
 def test_table_names_every_gpu_nvidia_smi_reports():
     shown = hardware.table()["this machine"]
@@ -73,8 +83,12 @@ def test_table_names_every_gpu_nvidia_smi_reports():
 
 
 @pytest.mark.usefixtures("fake_nvidia_smi")
-def test_without_gputil_the_table_comes_from_nvidia_smi_with_one_notice(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "GPUtil", None)  # as on Python 3.12 without distutils
+def test_without_gputil_the_table_comes_from_nvidia_smi_with_one_notice(
+    monkeypatch, capsys
+):
+    monkeypatch.setitem(
+        sys.modules, "GPUtil", None
+    )  # as on Python 3.12 without distutils
     hardware._notice_once.cache_clear()
     first, second = hardware.gpus(), hardware.gpus()
     notices = capsys.readouterr().out.splitlines()
@@ -94,27 +108,49 @@ def test_nvidia_smi_readings_are_plausible_and_change():
 
 def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
     def info(model, *simd, ghz=2.6, cores=2):
-        return {"model": model, "simd": ["avx", "avx2", "fma", *simd], "usable_cores": cores,
-                "physical_cores": cores, "ghz": ghz}
+        return {
+            "model": model,
+            "simd": ["avx", "avx2", "fma", *simd],
+            "usable_cores": cores,
+            "physical_cores": cores,
+            "ghz": ghz,
+        }
+
     # AMD's AVX-512 (Zen 4) on two 256-bit FMA pipes: 2 x 8 lanes x 2 FLOP = 32 a cycle
     amd = hardware.theoretical_peaks(info("AMD EPYC", "avx512f", "avx512_bf16"))
-    assert amd["float32"] == pytest.approx(2 * 32 * 2.6e9) and amd["bfloat16"] == 2 * amd["float32"]
+    assert (
+        amd["float32"] == pytest.approx(2 * 32 * 2.6e9)
+        and amd["bfloat16"] == 2 * amd["float32"]
+    )
     zen5 = hardware.theoretical_peaks(info("AMD EPYC", "avx512f") | {"family": 26})
-    assert zen5["float32"] == pytest.approx(2 * 64 * 2.6e9)  # 512-bit pipes from Zen 5 on
+    assert zen5["float32"] == pytest.approx(
+        2 * 64 * 2.6e9
+    )  # 512-bit pipes from Zen 5 on
     # Intel's AVX-512 server core: two 16-lane ports; AMX's bfloat16 tiles 1,024 FLOP a cycle
-    xeon = hardware.theoretical_peaks(info("Intel(R) Xeon(R)", "avx512f", "avx512_bf16",
-                                           "amx_bf16", ghz=2.0, cores=4))
+    xeon = hardware.theoretical_peaks(
+        info("Intel(R) Xeon(R)", "avx512f", "avx512_bf16", "amx_bf16", ghz=2.0, cores=4)
+    )
     assert xeon["float32"] == pytest.approx(4 * 64 * 2.0e9)
     assert xeon["bfloat16"] == pytest.approx(4 * 1024 * 2.0e9)
     # float32 is the vector unit's work even where AMX does bfloat16
     assert xeon["units"] == {"float32": "AVX-512 FMA", "bfloat16": "AMX tiles"}
-    assert amd["units"] == {"float32": "AVX-512 FMA", "bfloat16": "AVX-512 BF16 dot product"}
+    assert amd["units"] == {
+        "float32": "AVX-512 FMA",
+        "bfloat16": "AVX-512 BF16 dot product",
+    }
     # the boost clock where the system reports one, and which clock it was
     boost = hardware.theoretical_peaks(info("AMD EPYC", "avx512f") | {"max_ghz": 3.7})
-    assert boost["float32"] == pytest.approx(2 * 32 * 3.7e9) and "boost" in boost["clock"]
+    assert (
+        boost["float32"] == pytest.approx(2 * 32 * 3.7e9) and "boost" in boost["clock"]
+    )
     assert "a boost may be faster" in amd["clock"]
-    assert hardware.theoretical_peaks(info("Intel Core i7", ghz=3.0, cores=1))["bfloat16"] is None
-    assert hardware.theoretical_peaks(info("AMD EPYC", ghz=None)) is None  # no clock: no peak
+    assert (
+        hardware.theoretical_peaks(info("Intel Core i7", ghz=3.0, cores=1))["bfloat16"]
+        is None
+    )
+    assert (
+        hardware.theoretical_peaks(info("AMD EPYC", ghz=None)) is None
+    )  # no clock: no peak
     no_fma = info("old", ghz=2.0)
     no_fma["simd"] = ["sse4_2"]
     assert hardware.theoretical_peaks(no_fma) is None
@@ -127,11 +163,20 @@ def test_a_gpu_finds_its_own_datasheet_and_no_other():
 
 
 def test_a_gpus_roofs_are_shares_of_its_datasheet_and_an_unknown_gpu_says_so():
-    info = {"tensorflow_devices": [{"type": "GPU", "gpu_name": "NVIDIA A100-SXM4-40GB"},
-                                   {"type": "GPU", "gpu_name": "Some New GPU"}], "gpus": []}
-    limits = {"matmul_gflops": {"gpu:0 float32": ([4096], [15_600.0]),
-                                "gpu:0 float16": ([4096], [156_000.0])},
-              "bandwidth_gbs": {"gpu:0": 1_244.0}}
+    info = {
+        "tensorflow_devices": [
+            {"type": "GPU", "gpu_name": "NVIDIA A100-SXM4-40GB"},
+            {"type": "GPU", "gpu_name": "Some New GPU"},
+        ],
+        "gpus": [],
+    }
+    limits = {
+        "matmul_gflops": {
+            "gpu:0 float32": ([4096], [15_600.0]),
+            "gpu:0 float16": ([4096], [156_000.0]),
+        },
+        "bandwidth_gbs": {"gpu:0": 1_244.0},
+    }
     lines = hardware.gpu_roof_shares(info, limits)
     assert "A100 Tensor Core GPU datasheet" in lines[0]
     # measured TFLOP/s, its share of the datasheet, the datasheet's figure (float32: and TF32's)
@@ -139,4 +184,6 @@ def test_a_gpus_roofs_are_shares_of_its_datasheet_and_an_unknown_gpu_says_so():
     assert numbers(lines[2]) == [16, 156.0, 50, 312.0]
     assert lines[3].startswith("  memory:") and numbers(lines[3]) == [1244, 80, 1555]
     assert lines[4] == "gpu:1 (Some New GPU): unknown GPU: no datasheet figure"
-    assert hardware.gpu_roof_shares({"tensorflow_devices": [], "gpus": []}, limits) == []
+    assert (
+        hardware.gpu_roof_shares({"tensorflow_devices": [], "gpus": []}, limits) == []
+    )

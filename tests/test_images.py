@@ -18,7 +18,9 @@ def messy_folder(tmp_path):
     """A folder of deliberately broken and unusual files, as real downloads contain."""
     folder = tmp_path / "cats"
     good = write_jpeg(folder / "good.jpg")
-    (folder / "truncated.jpg").write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    (folder / "truncated.jpg").write_bytes(
+        good.read_bytes()[: good.stat().st_size // 2]
+    )
     (folder / "empty.jpg").write_bytes(b"")
     (folder / "page.jpg").write_text("<html><body>404 Not Found</body></html>")
     rgb = np.random.default_rng(1).integers(0, 255, (30, 30, 3), dtype=np.uint8)
@@ -85,7 +87,9 @@ def phone_and_zip_folder(tmp_path):
     Image.fromarray(rgb).save(folder / "photo.avif")  # Pillow decodes AVIF, TF does not
     Image.fromarray(rgb).save(folder / "progressive.JPG", "JPEG", progressive=True)
     os.symlink(folder / "gone.jpg", folder / "dangling.jpg")  # a link into nowhere
-    with open(os.path.join(os.fsencode(folder), b"caf\xe9.jpg"), "wb") as f:  # Latin-1 name
+    with open(
+        os.path.join(os.fsencode(folder), b"caf\xe9.jpg"), "wb"
+    ) as f:  # Latin-1 name
         f.write(good.read_bytes())
     (folder / "Thumbs.db").write_bytes(b"\xd0\xcf\x11\xe0" + bytes(60))
     (folder / "labels.csv").write_text("file,label\n")
@@ -105,18 +109,28 @@ def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
     assert "TIFF images cannot be decoded" in bad["scan.jpg"]
     assert "cannot be read" in bad["dangling.jpg"]
     assert "not valid UTF-8" in bad["caf\udce9.jpg"]
-    assert unused == {"scan.tif", "IMG_0001.HEIC", "photo.avif", "Thumbs.db", "labels.csv",
-                      "._good.jpg"}
+    assert unused == {
+        "scan.tif",
+        "IMG_0001.HEIC",
+        "photo.avif",
+        "Thumbs.db",
+        "labels.csv",
+        "._good.jpg",
+    }
     every = {p.name for p in phone_and_zip_folder.rglob("*") if not p.is_dir()}
     assert used | set(bad) | unused == every  # nothing vanished
     line = images.unused_line(report.unused)
     assert line.startswith("not used: 6 files that are not pictures by their name")
     assert "1 .heic" in line and "1 macOS ._ (AppleDouble)" in line
-    assert "1 Windows Thumbs.db" in line and "convert the .avif, .heic and .tif pictures" in line
+    assert (
+        "1 Windows Thumbs.db" in line
+        and "convert the .avif, .heic and .tif pictures" in line
+    )
 
 
-def test_a_loader_reports_the_counts_and_never_crashes_on_such_a_folder(phone_and_zip_folder,
-                                                                        capsys):
+def test_a_loader_reports_the_counts_and_never_crashes_on_such_a_folder(
+    phone_and_zip_folder, capsys
+):
     from helpers import data
 
     write_jpeg(phone_and_zip_folder.parent / "cats" / "cat.jpg", seed=5)
@@ -147,21 +161,35 @@ def test_unusual_formats_are_kept_noted_and_decoded(tmp_path):
 
 def _png(width, height):
     """A tiny PNG file whose header claims width x height pixels (a decompression bomb)."""
+
     def chunk(kind, body):
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(
-            ">I", zlib.crc32(kind + body))
+        return (
+            struct.pack(">I", len(body))
+            + kind
+            + body
+            + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(b"\x00" * 64)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00" * 64))
+        + chunk(b"IEND", b"")
+    )
 
 
 def test_decompression_bombs_are_refused_before_any_decoding(tmp_path):
-    (tmp_path / "bomb.png").write_bytes(_png(30_000, 30_000))  # 900 MP in a 100-byte file
+    (tmp_path / "bomb.png").write_bytes(
+        _png(30_000, 30_000)
+    )  # 900 MP in a 100-byte file
     ok, why = images.check_image(tmp_path / "bomb.png")
     assert not ok and "too large to decode safely (30000x30000 pixels" in why
     jpeg = bytearray(write_jpeg(tmp_path / "small.jpg").read_bytes())
     start = jpeg.index(b"\xff\xc0") + 5  # the frame header: height, then width
-    jpeg[start:start + 4] = struct.pack(">HH", 65_000, 65_000)  # 4.2 GP: 66 MP even at 1/8
+    jpeg[start : start + 4] = struct.pack(
+        ">HH", 65_000, 65_000
+    )  # 4.2 GP: 66 MP even at 1/8
     (tmp_path / "bomb.jpg").write_bytes(jpeg)
     ok, why = images.check_image(tmp_path / "bomb.jpg")
     assert not ok and "even at 1/8 scale (65000x65000 pixels" in why
@@ -171,10 +199,12 @@ def test_decompression_bombs_are_refused_before_any_decoding(tmp_path):
 
 # A raw EXIF block with only the orientation tag, in both byte orders cameras write:
 # "MM" (big-endian: iPhones, Pillow) and "II" (little-endian: most Android phones).
-EXIF = {"big-endian": b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01"
-                      b"\x00%c\x00\x00\x00\x00\x00\x00",
-        "little-endian": b"Exif\x00\x00II*\x00\x08\x00\x00\x00\x01\x00\x12\x01\x03\x00\x01\x00"
-                         b"\x00\x00%c\x00\x00\x00\x00\x00\x00\x00"}
+EXIF = {
+    "big-endian": b"Exif\x00\x00MM\x00*\x00\x00\x00\x08\x00\x01\x01\x12\x00\x03\x00\x00\x00\x01"
+    b"\x00%c\x00\x00\x00\x00\x00\x00",
+    "little-endian": b"Exif\x00\x00II*\x00\x08\x00\x00\x00\x01\x00\x12\x01\x03\x00\x01\x00"
+    b"\x00\x00%c\x00\x00\x00\x00\x00\x00\x00",
+}
 
 
 def portrait():
@@ -200,9 +230,13 @@ def test_a_phone_photo_is_read_upright_by_the_pipeline_and_by_predict(tmp_path, 
     # stored as the phone's sensor saw it, turned 90 degrees anticlockwise, with orientation 6
     # ("turn it 90 degrees clockwise to show it")
     path = tmp_path / "IMG_0042.JPG"
-    portrait().rotate(90, expand=True).save(path, "JPEG", quality=95, exif=EXIF[order] % 6)
+    portrait().rotate(90, expand=True).save(
+        path, "JPEG", quality=95, exif=EXIF[order] % 6
+    )
     stored = tf.io.decode_jpeg(tf.io.read_file(str(path))).numpy()
-    assert stored.shape == (40, 60, 3) and not top_is_red(stored)  # as stored: on its side
+    assert stored.shape == (40, 60, 3) and not top_is_red(
+        stored
+    )  # as stored: on its side
     assert top_is_red(ImageOps.exif_transpose(Image.open(path)))  # as a viewer shows it
     assert int(images.exif_orientation(tf.io.read_file(str(path)))) == 6
     assert images.decode_picture(tf.io.read_file(str(path))).shape == (60, 40, 3)
@@ -218,16 +252,24 @@ def test_every_exif_orientation_is_applied_as_pillow_applies_it(tmp_path, fmt):
     import tensorflow as tf
 
     blocks = np.random.default_rng(4).integers(0, 255, (3, 5, 3), dtype=np.uint8)
-    rgb = blocks.repeat(8, axis=0).repeat(8, axis=1)  # 24 x 40 in blocks: JPEG keeps them well
+    rgb = blocks.repeat(8, axis=0).repeat(
+        8, axis=1
+    )  # 24 x 40 in blocks: JPEG keeps them well
     rgb[:8, :8] = 255  # a white corner, so that every turn and mirror looks different
-    options = {"JPEG": dict(quality=100, subsampling=0), "PNG": {}, "WEBP": dict(lossless=True)}
+    options = {
+        "JPEG": dict(quality=100, subsampling=0),
+        "PNG": {},
+        "WEBP": dict(lossless=True),
+    }
     options = options[fmt]
     for orientation in range(1, 9):
         exif = Image.Exif()
         exif[0x0112] = orientation
         path = tmp_path / f"o{orientation}.{fmt.lower()}"
         Image.fromarray(rgb).save(path, fmt, exif=exif, **options)
-        viewer = np.asarray(ImageOps.exif_transpose(Image.open(path)).convert("RGB"), "float32")
+        viewer = np.asarray(
+            ImageOps.exif_transpose(Image.open(path)).convert("RGB"), "float32"
+        )
         ours = images.decode_picture(tf.io.read_file(str(path))).numpy()
         assert ours.shape == viewer.shape, (fmt, orientation)
         assert np.abs(ours - viewer).mean() < 3, (fmt, orientation)
@@ -238,30 +280,44 @@ def test_a_photo_stored_on_its_side_is_turned_without_changing_a_pixel(tmp_path)
     the same photo stored upright, exactly (no float copy, no rounding), in gray and RGB."""
     import tensorflow as tf
 
-    rgb = np.asarray(Image.open(config.DATA_DIR / "sample_images" / "parrot.jpg").convert("RGB"))
+    rgb = np.asarray(
+        Image.open(config.DATA_DIR / "sample_images" / "parrot.jpg").convert("RGB")
+    )
     for mode in ("RGB", "L"):
         upright = Image.fromarray(rgb).convert(mode)
         upright.save(tmp_path / f"upright_{mode}.png")
         exif = Image.Exif()
         exif[0x0112] = 6  # "turn it 90 degrees clockwise to show it"
         upright.rotate(90, expand=True).save(tmp_path / f"side_{mode}.png", exif=exif)
-        read = [images.decode_picture(tf.io.read_file(str(tmp_path / f"{how}_{mode}.png"))).numpy()
-                for how in ("upright", "side")]
+        read = [
+            images.decode_picture(
+                tf.io.read_file(str(tmp_path / f"{how}_{mode}.png"))
+            ).numpy()
+            for how in ("upright", "side")
+        ]
         assert read[0].dtype == read[1].dtype == np.uint8 and read[0].shape[-1] == 3
         np.testing.assert_array_equal(read[1], read[0])
-        small = [images.read_picture(str(tmp_path / f"{how}_{mode}.png"), (48, 40)).numpy()
-                 for how in ("upright", "side")]  # turned after resizing: the same picture
+        small = [
+            images.read_picture(str(tmp_path / f"{how}_{mode}.png"), (48, 40)).numpy()
+            for how in ("upright", "side")
+        ]  # turned after resizing: the same picture
         assert small[0].shape == small[1].shape == (48, 40, 3)
-        np.testing.assert_allclose(small[1], small[0], atol=0.01)  # float32 rounding, of 255
+        np.testing.assert_allclose(
+            small[1], small[0], atol=0.01
+        )  # float32 rounding, of 255
 
 
-@pytest.mark.filterwarnings("ignore:Corrupt EXIF data")  # Pillow, writing the broken block
+@pytest.mark.filterwarnings(
+    "ignore:Corrupt EXIF data"
+)  # Pillow, writing the broken block
 def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
     import tensorflow as tf
 
     plain = write_jpeg(tmp_path / "plain.jpg")
     assert int(images.exif_orientation(tf.io.read_file(str(plain)))) == 1
-    broken = tmp_path / "broken_exif.jpg"  # an orientation entry pointing past the block's end
+    broken = (
+        tmp_path / "broken_exif.jpg"
+    )  # an orientation entry pointing past the block's end
     Image.open(plain).save(broken, exif=b"Exif\x00\x00MM\x00*\xff\xff\xff\xf0")
     assert int(images.exif_orientation(tf.io.read_file(str(broken)))) == 1
     assert images.check_image(broken)[0]
@@ -269,17 +325,28 @@ def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
 
 def test_transparent_parts_are_shown_on_white_as_viewers_show_them(tmp_path):
     rgba = np.zeros((20, 20, 4), np.uint8)
-    rgba[:, 10:] = [200, 30, 30, 255]  # the right half a red object; the left half transparent
+    rgba[:, 10:] = [
+        200,
+        30,
+        30,
+        255,
+    ]  # the right half a red object; the left half transparent
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.png")
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.webp", lossless=True)
     Image.fromarray(rgba[..., [0, 3]], "LA").save(tmp_path / "gray_alpha.png")
     report = images.check_images(tmp_path)
-    assert len(report.good) == 3 and not report.bad  # an RGBA WebP too, which TF's own refuses
+    assert (
+        len(report.good) == 3 and not report.bad
+    )  # an RGBA WebP too, which TF's own refuses
     for path in report.good:
         picture = images.read_picture(str(path), (20, 20)).numpy()
-        assert picture[:, :8].min() > 250, path  # white where it is transparent, not black
+        assert picture[:, :8].min() > 250, (
+            path
+        )  # white where it is transparent, not black
         assert picture[:, 12:, 1].max() < 60 or "gray" in path.name, path
-    assert all("transparent parts are shown on white" in note for _, note in report.notes)
+    assert all(
+        "transparent parts are shown on white" in note for _, note in report.notes
+    )
 
 
 def test_a_cmyk_jpeg_has_the_colours_other_programs_show(tmp_path):
@@ -302,35 +369,52 @@ def test_hidden_folders_inside_a_class_folder_are_named_with_their_counts(tmp_pa
     report = images.check_images(tmp_path / "cats")
     assert [p.name for p in report.good] == ["tom.jpg"] and not report.unused
     line = images.unused_line(report.unused, report.hidden)
-    assert ("not used: 4 files in hidden folders (.ipynb_checkpoints/ 2, .thumbnails/ 1, "
-            "__MACOSX/ 1)") in line
+    assert (
+        "not used: 4 files in hidden folders (.ipynb_checkpoints/ 2, .thumbnails/ 1, "
+        "__MACOSX/ 1)"
+    ) in line
 
 
 def test_the_not_used_line_counts_in_good_english():
     one = images.unused_line([Path("cats/notes.txt")])
     two = images.unused_line([Path("cats/notes.txt"), Path("cats/desktop.ini")])
     assert one.startswith("not used: 1 file that is not a picture by its name (1 .txt)")
-    assert two.startswith("not used: 2 files that are not pictures by their name "
-                          "(1 .txt, 1 Windows desktop.ini)")
-    assert "1 file in hidden folders" in images.unused_line([], [(Path("c/.thumbnails"), 1)])
+    assert two.startswith(
+        "not used: 2 files that are not pictures by their name "
+        "(1 .txt, 1 Windows desktop.ini)"
+    )
+    assert "1 file in hidden folders" in images.unused_line(
+        [], [(Path("c/.thumbnails"), 1)]
+    )
 
 
 def test_names_and_formats_from_other_systems_are_used_or_named(tmp_path):
     rgb = np.random.default_rng(6).integers(0, 255, (20, 20, 3), dtype=np.uint8)
     for name in ("A.JPEG", "B.PNG", "C.Jpg", "saved_by_edge.jfif", "D.WEBP", "E.GIF"):
-        Image.fromarray(rgb).save(tmp_path / name, {".jfif": "JPEG"}.get(Path(name).suffix))
-    (tmp_path / "IMG_0007.jpg").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))  # renamed
+        Image.fromarray(rgb).save(
+            tmp_path / name, {".jfif": "JPEG"}.get(Path(name).suffix)
+        )
+    (tmp_path / "IMG_0007.jpg").write_bytes(
+        b"\x00\x00\x00\x18ftypheic" + bytes(64)
+    )  # renamed
     (tmp_path / "desktop.ini").write_text("[.ShellClassInfo]\n")
     (tmp_path / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
     report = images.check_images(tmp_path)
     assert len(report.good) == 6
-    assert report.bad == [(tmp_path / "IMG_0007.jpg", "a HEIC picture (an iPhone's format), "
-                           "which the pipeline cannot decode; convert it to JPEG")]
+    assert report.bad == [
+        (
+            tmp_path / "IMG_0007.jpg",
+            "a HEIC picture (an iPhone's format), "
+            "which the pipeline cannot decode; convert it to JPEG",
+        )
+    ]
     line = images.unused_line(report.unused)
     assert "1 Windows desktop.ini" in line and "1 macOS .DS_Store" in line
 
 
-def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(tmp_path, monkeypatch):
+def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(
+    tmp_path, monkeypatch
+):
     from helpers import config
 
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
@@ -349,10 +433,16 @@ def test_copies_by_pixels_are_copies_whatever_their_bytes(tmp_path, monkeypatch)
 
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     a = write_jpeg(tmp_path / "pics" / "a.jpg")
-    comment = b"holiday 2025"  # a COM segment after the start marker: the same coded pixels
+    comment = (
+        b"holiday 2025"  # a COM segment after the start marker: the same coded pixels
+    )
     (tmp_path / "pics" / "a_comment.jpg").write_bytes(
-        a.read_bytes()[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment
-        + a.read_bytes()[2:])
+        a.read_bytes()[:2]
+        + b"\xff\xfe"
+        + (len(comment) + 2).to_bytes(2, "big")
+        + comment
+        + a.read_bytes()[2:]
+    )
     with Image.open(a) as im:
         pixels = np.asarray(im.convert("RGB"))
         Image.fromarray(pixels).save(tmp_path / "pics" / "a_again.png")
@@ -363,18 +453,27 @@ def test_copies_by_pixels_are_copies_whatever_their_bytes(tmp_path, monkeypatch)
         other[0, 0] ^= 1
         Image.fromarray(other).save(tmp_path / "pics" / "a_one_pixel.png")
     assert (tmp_path / "pics" / "a_comment.jpg").read_bytes() != a.read_bytes()
-    digests = {p.name: d for p, d in images.check_images(tmp_path / "pics").digests.items()}
+    digests = {
+        p.name: d for p, d in images.check_images(tmp_path / "pics").digests.items()
+    }
     assert digests["a_comment.jpg"] == digests["a_again.png"] == digests["a.jpg"]
-    assert len({digests["a.jpg"], digests["a_turned.png"], digests["a_one_pixel.png"]}) == 3
+    assert (
+        len({digests["a.jpg"], digests["a_turned.png"], digests["a_one_pixel.png"]})
+        == 3
+    )
 
 
-def test_a_validation_picture_with_the_pixels_of_a_training_one_is_left_out(tmp_path, capsys):
+def test_a_validation_picture_with_the_pixels_of_a_training_one_is_left_out(
+    tmp_path, capsys
+):
     root = tmp_path / "pets"
     for split in ("train", "validation"):
         for i, animal in enumerate(("cats", "dogs")):
             for j in range(2):
-                write_jpeg(root / split / animal / f"{j}.jpg", seed=10 * i + j + 100 * (
-                    split == "validation"))
+                write_jpeg(
+                    root / split / animal / f"{j}.jpg",
+                    seed=10 * i + j + 100 * (split == "validation"),
+                )
     with Image.open(root / "train" / "cats" / "0.jpg") as im:  # saved again, as PNG
         im.convert("RGB").save(root / "validation" / "cats" / "resaved.png")
     paths, _, _ = data.cats_dogs_files("validation", root)
@@ -387,33 +486,55 @@ def test_a_validation_picture_with_the_pixels_of_a_training_one_is_left_out(tmp_
 def test_a_palette_bmp_is_refused_and_a_transparent_gif_is_named(tmp_path):
     rgb = np.zeros((10, 10, 3), np.uint8)
     rgb[:, :5], rgb[:, 5:] = [20, 200, 20], [200, 30, 30]
-    Image.fromarray(rgb).convert("P").save(tmp_path / "paint.bmp")  # TF: palette numbers as gray
-    gif = Image.fromarray(rgb).quantize(2)  # two palette colours, the left one transparent
+    Image.fromarray(rgb).convert("P").save(
+        tmp_path / "paint.bmp"
+    )  # TF: palette numbers as gray
+    gif = Image.fromarray(rgb).quantize(
+        2
+    )  # two palette colours, the left one transparent
     gif.save(tmp_path / "logo.gif", transparency=gif.getpixel((0, 0)))
     report = images.check_images(tmp_path)
     assert [p.name for p, _ in report.bad] == ["paint.bmp"]
-    assert "colour palette, which TensorFlow's decoder reads as gray" in report.bad[0][1]
-    assert report.notes == [(tmp_path / "logo.gif", "transparent parts become black; save it "
-                             "as PNG to have them white")]
-    assert images.read_picture(str(tmp_path / "logo.gif"), (10, 10)).numpy()[:, :4].max() < 5
+    assert (
+        "colour palette, which TensorFlow's decoder reads as gray" in report.bad[0][1]
+    )
+    assert report.notes == [
+        (
+            tmp_path / "logo.gif",
+            "transparent parts become black; save it as PNG to have them white",
+        )
+    ]
+    assert (
+        images.read_picture(str(tmp_path / "logo.gif"), (10, 10)).numpy()[:, :4].max()
+        < 5
+    )
 
 
 def bmp_32bit(path, rgb):
     """A 32-bit BMP as Windows' Paint and many scanners write it: BI_RGB, each pixel B, G, R and
     a fourth byte of padding (0), rows bottom-up."""
     height, width, _ = rgb.shape
-    pixels = np.concatenate([rgb[::-1, :, ::-1], np.zeros((height, width, 1), np.uint8)], -1)
-    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, 32, 0, pixels.nbytes, 2835, 2835,
-                       0, 0)
-    path.write_bytes(b"BM" + struct.pack("<IHHI", 54 + pixels.nbytes, 0, 0, 54) + info
-                     + pixels.tobytes())
+    pixels = np.concatenate(
+        [rgb[::-1, :, ::-1], np.zeros((height, width, 1), np.uint8)], -1
+    )
+    info = struct.pack(
+        "<IiiHHIIiiII", 40, width, height, 1, 32, 0, pixels.nbytes, 2835, 2835, 0, 0
+    )
+    path.write_bytes(
+        b"BM"
+        + struct.pack("<IHHI", 54 + pixels.nbytes, 0, 0, 54)
+        + info
+        + pixels.tobytes()
+    )
 
 
 def test_a_32_bit_bmp_is_refused_by_name_not_read_as_a_white_square(tmp_path):
     rgb = np.zeros((8, 8, 3), np.uint8)
     rgb[:, :4] = [200, 30, 30]
     bmp_32bit(tmp_path / "scan.bmp", rgb)
-    assert Image.open(tmp_path / "scan.bmp").mode == "RGB"  # as Pillow, and a viewer, show it
+    assert (
+        Image.open(tmp_path / "scan.bmp").mode == "RGB"
+    )  # as Pillow, and a viewer, show it
     ok, why = images.check_image(tmp_path / "scan.bmp")
     assert not ok and "32-bit BMP whose fourth byte is padding" in why
 
@@ -428,54 +549,85 @@ def test_a_kept_picture_with_a_note_is_named_by_the_loader(tmp_path, capsys):
     Image.fromarray(rgb).save(tmp_path / "logos" / "plain.png")
     Image.fromarray(255 - rgb).save(tmp_path / "photos" / "a.png")
     data.labelled_files(tmp_path)
-    assert ("logos: 1 picture used with a note: logo.gif (transparent parts become black"
-            in capsys.readouterr().out)
+    assert (
+        "logos: 1 picture used with a note: logo.gif (transparent parts become black"
+        in capsys.readouterr().out
+    )
 
 
 def test_an_animated_webp_is_refused_with_its_reason(tmp_path):
     rgb = np.random.default_rng(7).integers(0, 255, (20, 30, 3), dtype=np.uint8)
     frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
     frames[0].save(tmp_path / "sticker.webp", save_all=True, append_images=frames[1:])
-    ok, why = images.check_image(tmp_path / "sticker.webp")  # TensorFlow would abort on it
+    ok, why = images.check_image(
+        tmp_path / "sticker.webp"
+    )  # TensorFlow would abort on it
     assert not ok and why.startswith("an animated WebP (2 frames)")
 
 
-def test_an_orientation_the_pipeline_cannot_find_is_refused_rather_than_used_turned(tmp_path):
+def test_an_orientation_the_pipeline_cannot_find_is_refused_rather_than_used_turned(
+    tmp_path,
+):
     path = tmp_path / "IMG_0043.JPG"
     portrait().rotate(90, expand=True).save(path, "JPEG", exif=EXIF["big-endian"] % 6)
-    app15 = b"\xff\xef" + (65000).to_bytes(2, "big") + bytes(64998)  # a maker's own segment
-    path.write_bytes(path.read_bytes()[:2] + 2 * app15 + path.read_bytes()[2:])  # EXIF > 64 KB in
+    app15 = (
+        b"\xff\xef" + (65000).to_bytes(2, "big") + bytes(64998)
+    )  # a maker's own segment
+    path.write_bytes(
+        path.read_bytes()[:2] + 2 * app15 + path.read_bytes()[2:]
+    )  # EXIF > 64 KB in
     ok, why = images.check_image(path)
-    assert not ok and why.startswith("its EXIF orientation 6 is stored where the pipeline does "
-                                     "not read it")
+    assert not ok and why.startswith(
+        "its EXIF orientation 6 is stored where the pipeline does not read it"
+    )
 
 
-def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(tmp_path, capsys):
+def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(
+    tmp_path, capsys
+):
     # 8000 x 6000 = 48 MP, a phone's full-size photo: above MAX_PIXELS, read at 1/2 scale
     assert 8000 * 6000 > images.MAX_PIXELS >= 4000 * 3000
     ramp = np.linspace(0, 255, 8000, dtype=np.uint8)
     photo = tmp_path / "dogs" / "IMG_0001.jpg"
     photo.parent.mkdir()
-    Image.fromarray(np.broadcast_to(ramp[None, :, None], (6000, 8000, 3))).save(photo, quality=80)
+    Image.fromarray(np.broadcast_to(ramp[None, :, None], (6000, 8000, 3))).save(
+        photo, quality=80
+    )
     ok, note = images.check_image(photo)
-    assert ok and "8000x6000 pixels, above the limit of 40,000,000: decoded at 1/2 scale" in note
-    assert images.decode_picture(data.tf.io.read_file(str(photo))).shape == (3000, 4000, 3)
+    assert (
+        ok
+        and "8000x6000 pixels, above the limit of 40,000,000: decoded at 1/2 scale"
+        in note
+    )
+    assert images.decode_picture(data.tf.io.read_file(str(photo))).shape == (
+        3000,
+        4000,
+        3,
+    )
     assert images.read_picture(str(photo), (64, 64)).shape == (64, 64, 3)
     write_jpeg(tmp_path / "cats" / "c.jpg")
     paths, _, _ = data.labelled_files(tmp_path)
-    assert len(paths) == 2 and ("dogs: 1 picture above the limit of 40,000,000 pixels, decoded at "
-                                "a reduced scale to stay under it: IMG_0001.jpg (8000x6000 at 1/2)"
-                                ) in capsys.readouterr().out
+    assert (
+        len(paths) == 2
+        and (
+            "dogs: 1 picture above the limit of 40,000,000 pixels, decoded at "
+            "a reduced scale to stay under it: IMG_0001.jpg (8000x6000 at 1/2)"
+        )
+        in capsys.readouterr().out
+    )
 
 
-def test_what_even_the_smallest_scale_cannot_bring_under_the_limit_is_refused(tmp_path,
-                                                                              monkeypatch):
+def test_what_even_the_smallest_scale_cannot_bring_under_the_limit_is_refused(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(images, "MAX_PIXELS", 100)  # 10 x 10 pixels
     write_jpeg(tmp_path / "fits.jpg", size=(80, 80))  # 1/8 scale: 10 x 10
     write_jpeg(tmp_path / "too_big.jpg", size=(88, 88))  # 1/8 scale: 11 x 11
     Image.new("RGB", (11, 10)).save(tmp_path / "big.png")
     assert images.check_image(tmp_path / "fits.jpg") == (
-        True, "80x80 pixels, above the limit of 100: decoded at 1/8 scale")
+        True,
+        "80x80 pixels, above the limit of 100: decoded at 1/8 scale",
+    )
     ok, why = images.check_image(tmp_path / "too_big.jpg")
     assert not ok and "even at 1/8 scale (88x88 pixels, limit 100)" in why
     ok, why = images.check_image(tmp_path / "big.png")

@@ -10,15 +10,29 @@ TWICE = {"float32": ("float32", None), "float32 again": ("float32", None)}
 
 @pytest.mark.processes
 def test_two_worker_processes_are_timed_round_after_round_and_recorded():
-    speeds, verdicts = isa_timing.measure(TWICE, step="2", batch=4, rounds=3, seconds=0.05)
-    assert {name: len(v) for name, v in speeds.items()} == {"float32": 3, "float32 again": 3}
+    speeds, verdicts = isa_timing.measure(
+        TWICE, step="2", batch=4, rounds=3, seconds=0.05
+    )
+    assert {name: len(v) for name, v in speeds.items()} == {
+        "float32": 3,
+        "float32 again": 3,
+    }
     assert min(min(v) for v in speeds.values()) > 0
     [(name, verdict)] = verdicts.items()
     assert name == "float32 again" and verdict["verdict"] in (
-        "same", "faster", "slower", "inconclusive")
+        "same",
+        "faster",
+        "slower",
+        "inconclusive",
+    )
     found = isa_timing.record(speeds, verdicts, TWICE, step="2", batch=4, command="cmd")
-    assert found["settings"]["float32"] == {"dtype": "float32", "onednn_max_cpu_isa": None}
-    assert found["hardware"] and found["versions"]["keras"] and found["command"] == "cmd"
+    assert found["settings"]["float32"] == {
+        "dtype": "float32",
+        "onednn_max_cpu_isa": None,
+    }
+    assert (
+        found["hardware"] and found["versions"]["keras"] and found["command"] == "cmd"
+    )
 
 
 @pytest.mark.processes

@@ -26,11 +26,17 @@ def test_text_lstm_outputs_a_distribution():
     assert np.allclose(probs.sum(axis=1), 1.0, atol=1e-5)
 
 
-@pytest.mark.parametrize("kind, middle", [
-    ("lstm", 4 * (32 * (64 + 32) + 32)),
-    ("gru", 3 * (32 * (64 + 32) + 2 * 32)),  # Keras 3 GRU: reset_after, two biases per gate
-    ("conv1d", 5 * 64 * 32 + 32),
-])
+@pytest.mark.parametrize(
+    "kind, middle",
+    [
+        ("lstm", 4 * (32 * (64 + 32) + 32)),
+        (
+            "gru",
+            3 * (32 * (64 + 32) + 2 * 32),
+        ),  # Keras 3 GRU: reset_after, two biases per gate
+        ("conv1d", 5 * 64 * 32 + 32),
+    ],
+)
 def test_sentiment_nets_param_counts(kind, middle):
     model = models.sentiment_net(kind)
     assert model.input_shape == (None, 200) and model.output_shape == (None, 1)
@@ -38,8 +44,10 @@ def test_sentiment_nets_param_counts(kind, middle):
 
 
 def test_recurrent_sentiment_nets_skip_padding_and_conv_does_not():
-    masks = {kind: models.sentiment_net(kind).layers[0].mask_zero
-             for kind in ("lstm", "gru", "conv1d")}
+    masks = {
+        kind: models.sentiment_net(kind).layers[0].mask_zero
+        for kind in ("lstm", "gru", "conv1d")
+    }
     assert masks == {"lstm": True, "gru": True, "conv1d": False}
 
 
@@ -53,7 +61,9 @@ def test_lstm_result_does_not_depend_on_padding_length():
 
 
 def test_unknown_sentiment_kind_lists_the_choices():
-    with pytest.raises(ValueError, match="'lstm', 'gru' or 'conv1d', got 'transformer'"):
+    with pytest.raises(
+        ValueError, match="'lstm', 'gru' or 'conv1d', got 'transformer'"
+    ):
         models.sentiment_net("transformer")
 
 
@@ -62,20 +72,28 @@ def test_embedded_mobilenet_base_is_frozen_and_loads_the_real_weights():
     assert base.name == "frozen_mobilenet_0.25_160"
     assert base.output_shape == (None, 5, 5, 256)
     assert base.count_params() == 218_544 and not base.trainable_weights
-    reference = keras.applications.MobileNet(alpha=0.25, include_top=False,
-                                             input_shape=(160, 160, 3),
-                                             weights=str(config.pretrained_weights()))
+    reference = keras.applications.MobileNet(
+        alpha=0.25,
+        include_top=False,
+        input_shape=(160, 160, 3),
+        weights=str(config.pretrained_weights()),
+    )
     first = base.get_layer("mobilenet_0.25_160").get_layer("conv1").get_weights()[0]
     assert np.array_equal(first, reference.get_layer("conv1").get_weights()[0])
 
 
 def test_base_takes_raw_pixels_and_preprocesses_them():
     base = models.imagenet_base("mobilenet_0.25", 128)
-    pixels = np.random.default_rng(0).uniform(0, 255, (2, 128, 128, 3)).astype("float32")
+    pixels = (
+        np.random.default_rng(0).uniform(0, 255, (2, 128, 128, 3)).astype("float32")
+    )
     inner = base.get_layer("mobilenet_0.25_128")
-    expected = inner(keras.applications.mobilenet.preprocess_input(pixels.copy()), training=False)
-    assert np.allclose(base.predict(pixels, verbose=0), keras.ops.convert_to_numpy(expected),
-                       atol=1e-4)
+    expected = inner(
+        keras.applications.mobilenet.preprocess_input(pixels.copy()), training=False
+    )
+    assert np.allclose(
+        base.predict(pixels, verbose=0), keras.ops.convert_to_numpy(expected), atol=1e-4
+    )
 
 
 def test_downloaded_base_falls_back_to_embedded_mobilenet_offline(monkeypatch, capsys):
@@ -104,26 +122,53 @@ def test_fine_tuning_moves_the_top_third_and_keeps_batchnorm_statistics():
     base = models.imagenet_base("mobilenet_0.25", 128)
     models.unfreeze_top_third(base)
     backbone = base.layers[-1]
-    convs = [layer for layer in backbone.layers if isinstance(layer, keras.layers.Conv2D)]
-    norms = [layer for layer in backbone.layers
-             if isinstance(layer, keras.layers.BatchNormalization)]
-    watched = {"top conv": convs[-1].kernel, "first conv": convs[0].kernel,
-               "top BatchNorm mean": norms[-1].moving_mean, "top BatchNorm scale": norms[-1].gamma}
+    convs = [
+        layer for layer in backbone.layers if isinstance(layer, keras.layers.Conv2D)
+    ]
+    norms = [
+        layer
+        for layer in backbone.layers
+        if isinstance(layer, keras.layers.BatchNormalization)
+    ]
+    watched = {
+        "top conv": convs[-1].kernel,
+        "first conv": convs[0].kernel,
+        "top BatchNorm mean": norms[-1].moving_mean,
+        "top BatchNorm scale": norms[-1].gamma,
+    }
     before = {name: w.numpy().copy() for name, w in watched.items()}
-    model = keras.Sequential([base, keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [base, keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(1)]
+    )
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
-    pixels = np.random.default_rng(0).uniform(0, 255, (8, 128, 128, 3)).astype("float32")
+    pixels = (
+        np.random.default_rng(0).uniform(0, 255, (8, 128, 128, 3)).astype("float32")
+    )
     model.fit(pixels, np.arange(8.0), epochs=1, batch_size=4, verbose=0)
-    moved = {name: not np.array_equal(before[name], w.numpy()) for name, w in watched.items()}
-    assert moved == {"top conv": True, "first conv": False, "top BatchNorm mean": False,
-                     "top BatchNorm scale": False}
+    moved = {
+        name: not np.array_equal(before[name], w.numpy()) for name, w in watched.items()
+    }
+    assert moved == {
+        "top conv": True,
+        "first conv": False,
+        "top BatchNorm mean": False,
+        "top BatchNorm scale": False,
+    }
 
 
 def test_extract_features_keeps_labels_aligned_with_a_shuffling_pipeline():
-    images = np.arange(10, dtype="float32")[:, None, None, None] * np.ones((1, 4, 4, 3), "float32")
+    images = np.arange(10, dtype="float32")[:, None, None, None] * np.ones(
+        (1, 4, 4, 3), "float32"
+    )
     labels = np.arange(10)
-    ds = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(10, seed=1).batch(3)
-    extractor = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.GlobalAveragePooling2D()])
+    ds = (
+        tf.data.Dataset.from_tensor_slices((images, labels))
+        .shuffle(10, seed=1)
+        .batch(3)
+    )
+    extractor = keras.Sequential(
+        [keras.Input((4, 4, 3)), keras.layers.GlobalAveragePooling2D()]
+    )
     features, got = models.extract_features(extractor, ds)
     assert features.shape == (10, 3)
     assert np.array_equal(features[:, 0], got.astype("float32"))
@@ -155,7 +200,9 @@ def test_a_ladder_step_is_ladder_net_with_the_steps_arguments():
     step_2 = models.cats_dogs_net("2", seed=1)
     mine = models.ladder_net(filters=(32, 32, 64), dropout=0.5, seed=1)
     assert step_2.name == "cats_dogs_step_2"
-    assert [type(layer) for layer in step_2.layers] == [type(layer) for layer in mine.layers]
+    assert [type(layer) for layer in step_2.layers] == [
+        type(layer) for layer in mine.layers
+    ]
     assert step_2.count_params() == mine.count_params() == 323_809
     assert models.cats_dogs_net("2", dropout=0.4).layers[-2].rate == 0.4
 
@@ -188,7 +235,9 @@ def tilts(layer, draws=200):
         out = np.asarray(layer(picture, training=True))[0, :, :, 0]
         row_left, row_right = centre(out[:, 5]), centre(out[:, -6])
         col_top, col_bottom = centre(out[5, :]), centre(out[-6, :])
-        result.append(max(abs(row_right - row_left), abs(col_bottom - col_top)) / (SIZE - 11))
+        result.append(
+            max(abs(row_right - row_left), abs(col_bottom - col_top)) / (SIZE - 11)
+        )
     return np.array(result)
 
 
@@ -212,7 +261,9 @@ def square_sides(layer, draws=200):
     sides = []
     for _ in range(draws):
         out = np.asarray(layer(picture, training=True))[0, :, :, 0]
-        sides.append(((out[SIZE // 2] > 127).sum() / 101, (out[:, SIZE // 2] > 127).sum() / 101))
+        sides.append(
+            ((out[SIZE // 2] > 127).sum() / 101, (out[:, SIZE // 2] > 127).sum() / 101)
+        )
     return np.array(sides)
 
 
@@ -223,7 +274,9 @@ def test_zoom_draws_width_and_height_independently_from_0_8_to_1_2():
     assert sides.min() > 1 / 1.2 - 0.03 and sides.max() < 1 / 0.8 + 0.03
     assert sides.min() < 0.87 and sides.max() > 1.18  # the whole range is used
     aspect = sides[:, 0] / sides[:, 1]
-    assert aspect.min() < 0.8 and aspect.max() > 1.25  # width and height change separately
+    assert (
+        aspect.min() < 0.8 and aspect.max() > 1.25
+    )  # width and height change separately
     assert abs(np.corrcoef(sides[:, 0], sides[:, 1])[0, 1]) < 0.3
 
 
@@ -231,7 +284,9 @@ def test_flip_mirrors_left_and_right_about_half_the_time():
     picture = np.zeros((1, 8, 8, 3), "float32")
     picture[:, :, :2, :] = 255  # bright on the left
     flip = models.augmentation(seed=6).layers[2]
-    flipped = [np.asarray(flip(picture, training=True))[0, 0, -1, 0] > 127 for _ in range(200)]
+    flipped = [
+        np.asarray(flip(picture, training=True))[0, 0, -1, 0] > 127 for _ in range(200)
+    ]
     assert 0.35 < np.mean(flipped) < 0.65
 
 

@@ -53,7 +53,9 @@ def test_the_amx_flags_come_from_cpuinfo_and_say_none_or_unknown(tmp_path):
     assert nan_hunt.amx_flags(cpuinfo, "Darwin").startswith("unknown (Darwin")
 
 
-def test_every_report_starts_with_the_amx_flags_onednn_settings_and_versions(monkeypatch):
+def test_every_report_starts_with_the_amx_flags_onednn_settings_and_versions(
+    monkeypatch,
+):
     import keras
     import tensorflow as tf
 
@@ -61,13 +63,20 @@ def test_every_report_starts_with_the_amx_flags_onednn_settings_and_versions(mon
     monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
     amx, onednn, versions = nan_hunt.environment()
     assert amx.startswith("CPU AMX flags: ")
-    assert onednn == "ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16, TF_ENABLE_ONEDNN_OPTS=default"
-    assert f"Keras {keras.__version__}" in versions and f"TensorFlow {tf.__version__}" in versions
+    assert (
+        onednn == "ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16, TF_ENABLE_ONEDNN_OPTS=default"
+    )
+    assert (
+        f"Keras {keras.__version__}" in versions
+        and f"TensorFlow {tf.__version__}" in versions
+    )
 
 
 def test_the_hunt_compiles_a_step_as_the_ladders_training_does():
     tree = ast.parse(Path(ladder.__file__).read_text())
-    train = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train")
+    train = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "train"
+    )
     compiles = [
         {k.arg: ast.literal_eval(k.value) for k in call.keywords}
         for call in ast.walk(train)
@@ -86,8 +95,14 @@ def test_the_copied_state_holds_every_seed_generator_and_adams_variables():
     assert sum(p.endswith("seed_generator_state") for p in paths) == 4
     # Keras names the optimizer adam, adam_1, ... by how many came before it in the process
     assert {p.split("/", 1)[1] for p in paths if p.startswith("adam")} >= {
-        "iteration", "learning_rate"}
-    assert len(paths) == len(model.variables) + len(model.optimizer.variables) == len(set(paths))
+        "iteration",
+        "learning_rate",
+    }
+    assert (
+        len(paths)
+        == len(model.variables) + len(model.optimizer.variables)
+        == len(set(paths))
+    )
     assert keras.config.dtype_policy().name == "float32"  # the policy is set back after
 
 
@@ -101,7 +116,10 @@ def test_the_hunt_stops_at_the_injected_step_and_names_the_variable_and_count(hu
     assert done.path.is_file() and done.meta["step"] == 3
     assert printed.splitlines()[0].startswith("CPU AMX flags: ")
     assert "Non-finite weights after step 3" in printed
-    assert f"(Conv2D 2 of 3): {nan_hunt.INJECTED} of 9,216 values, shape (3, 3, 32, 32)" in printed
+    assert (
+        f"(Conv2D 2 of 3): {nan_hunt.INJECTED} of 9,216 values, shape (3, 3, 32, 32)"
+        in printed
+    )
     assert all(np.isfinite(a).all() for a in done.before if a.dtype.kind == "f")
     # written after the update, the fault leaves Adam's moments finite (a non-finite gradient
     # would have made the moments of those 64 values non-finite too)
@@ -119,8 +137,14 @@ def test_the_saved_state_replays_finite_and_bit_identical(hunted, capsys):
 
 def test_a_finite_step_replays_to_exactly_what_the_hunt_computed(tmp_path):
     done, printed = _hunt(tmp_path / "unused.npz", steps=3)
-    assert not done.found and done.path is None and "No non-finite weight in 3 steps" in printed
-    path = nan_hunt.save_state(tmp_path / "finite.npz", done.before, done.batch, done.meta)
+    assert (
+        not done.found
+        and done.path is None
+        and "No non-finite weight in 3 steps" in printed
+    )
+    path = nan_hunt.save_state(
+        tmp_path / "finite.npz", done.before, done.batch, done.meta
+    )
     replayed = nan_hunt.replay(path, times=2)
     # every variable the step depends on was restored: the seed generators' states included
     assert (replayed.nonfinite, replayed.distinct, replayed.as_hunted) == (0, 1, 2)
@@ -130,7 +154,9 @@ def test_a_state_saved_after_the_fault_replays_nonfinite_naming_the_weights(
     hunted, tmp_path, capsys
 ):
     done, _ = hunted
-    wrong = nan_hunt.save_state(tmp_path / "after.npz", done.after, done.batch, done.meta)
+    wrong = nan_hunt.save_state(
+        tmp_path / "after.npz", done.after, done.batch, done.meta
+    )
     replayed = nan_hunt.replay(wrong, times=3)
     assert replayed.nonfinite == 3 and min(replayed.counts) >= nan_hunt.INJECTED
     printed = capsys.readouterr().out
@@ -146,17 +172,24 @@ def test_a_missing_or_foreign_file_is_refused_saying_what_to_do(tmp_path, capsys
         nan_hunt.main(["replay", str(tmp_path / "missing.npz")])
     assert stopped.value.code == 2
     error = capsys.readouterr().err
-    assert "missing.npz does not exist" in error and "python -m tools.nan_hunt hunt" in error
+    assert (
+        "missing.npz does not exist" in error
+        and "python -m tools.nan_hunt hunt" in error
+    )
     other = tmp_path / "other.npz"
     np.savez(other, weights=np.zeros(3))
-    with pytest.raises(nan_hunt.StateError, match="is not a state saved by .* hunt again"):
+    with pytest.raises(
+        nan_hunt.StateError, match="is not a state saved by .* hunt again"
+    ):
         nan_hunt.load_state(other)
 
 
 def test_a_state_from_another_network_is_refused_saying_what_differs(hunted, tmp_path):
     done, _ = hunted
     foreign = _rewrite(done.path, tmp_path / "foreign.npz", ladder_step="0")
-    with pytest.raises(nan_hunt.StateError, match=r"does not fit ladder step 0 .* hunt again"):
+    with pytest.raises(
+        nan_hunt.StateError, match=r"does not fit ladder step 0 .* hunt again"
+    ):
         nan_hunt.replay(foreign, times=1)
     assert json.loads(str(np.load(foreign)["meta"]))["ladder_step"] == "0"
     unknown = _rewrite(done.path, tmp_path / "unknown.npz", ladder_step="9")

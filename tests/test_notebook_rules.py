@@ -31,7 +31,8 @@ MARK = "NBVAL_CHECK_OUTPUT"  # nbval's comment form of the tag
 MAINTENANCE = re.compile(r"checked cell|next slide", re.I)
 # Paths that exist only on one machine: home, scratch and Colab folders, Windows drives.
 MACHINE_PATH = re.compile(
-    r"(?<![\w./:-])(?:/(?:home|Users|root|tmp|work|content|mnt)/|[A-Za-z]:\\)")
+    r"(?<![\w./:-])(?:/(?:home|Users|root|tmp|work|content|mnt)/|[A-Za-z]:\\)"
+)
 
 
 def text(cell):
@@ -74,16 +75,28 @@ def problems(nb, name):
     if nb["metadata"].get("kernelspec", {}).get("name") != "python3":
         found.append("kernel: not python3")
     if not cells or "colab-badge" not in tags[0] or text(cells[0]) != colab.badge(name):
-        found.append("colab: first cell is not the badge for this notebook (tools/colab.py)")
-    content = [c for c, t in zip(cells, tags) if not {"colab-badge", "colab-setup"} & set(t)]
+        found.append(
+            "colab: first cell is not the badge for this notebook (tools/colab.py)"
+        )
+    content = [
+        c for c, t in zip(cells, tags) if not {"colab-badge", "colab-setup"} & set(t)
+    ]
     header = text(content[0]) if content else ""
-    if not header.startswith(f"# {name[:2]} · ") or not all(h in header for h in HEADER):
+    if not header.startswith(f"# {name[:2]} · ") or not all(
+        h in header for h in HEADER
+    ):
         found.append(f"header: needs '# {name[:2]} · Title' and {', '.join(HEADER)}")
     if "smoke" not in header or "sample" not in header:
         found.append("header: Time must give the smoke and sample times")
     code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"]
-    if not code or "colab-setup" not in tags[code[0]] or text(cells[code[0]]) != colab.setup_code():
-        found.append("colab: first code cell is not the Colab setup cell (tools/colab.py)")
+    if (
+        not code
+        or "colab-setup" not in tags[code[0]]
+        or text(cells[code[0]]) != colab.setup_code()
+    ):
+        found.append(
+            "colab: first code cell is not the Colab setup cell (tools/colab.py)"
+        )
     for i in code:
         cell, source = cells[i], text(cells[i])
         before = cells[i - 1] if i else {"cell_type": "code"}
@@ -97,37 +110,54 @@ def problems(nb, name):
         if any(o["output_type"] == "error" for o in cell["outputs"]):
             found.append(f"outputs: code cell {i} stores an error")
         if not is_checked(cell) and cell["outputs"]:
-            found.append(f"outputs: code cell {i} stores outputs but is not tagged {CHECK_TAG}")
+            found.append(
+                f"outputs: code cell {i} stores outputs but is not tagged {CHECK_TAG}"
+            )
         if is_checked(cell) and not cell["outputs"]:
             found.append(f"outputs: checked cell {i} has no stored output")
-    notes = [i for i, c in enumerate(cells)
-             if c["cell_type"] == "markdown" and text(c).lstrip().startswith(NOTES)]
+    notes = [
+        i
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "markdown" and text(c).lstrip().startswith(NOTES)
+    ]
     if not notes:
         found.append(f"notes: no speaker notes (a markdown cell starting {NOTES})")
     if len(notes) > 1:
-        found.append(f"notes: {len(notes)} instructor notes (cells {notes}); at most one per "
-                     "notebook: definitions go to the learner's text, advice into one cell")
+        found.append(
+            f"notes: {len(notes)} instructor notes (cells {notes}); at most one per "
+            "notebook: definitions go to the learner's text, advice into one cell"
+        )
     if sum(is_checked(cells[i]) for i in code) < 3:
         found.append(f"outputs: fewer than three checked cells (tag {CHECK_TAG})")
-    kinds = [c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in cells]
+    kinds = [
+        c.get("metadata", {}).get("slideshow", {}).get("slide_type") for c in cells
+    ]
     for i, shown in slides(cells, kinds):
         if words(shown) > MAX_WORDS:
-            found.append(f"slides: the slide at cell {i} shows {words(shown)} words "
-                         f"(at most {MAX_WORDS}; move detail into a cell of its own or <details>)")
+            found.append(
+                f"slides: the slide at cell {i} shows {words(shown)} words "
+                f"(at most {MAX_WORDS}; move detail into a cell of its own or <details>)"
+            )
     for i, (cell, kind) in enumerate(zip(cells, kinds)):
         if MARK in text(cell):
-            found.append(f"markers: cell {i} shows {MARK}; tag the cell {CHECK_TAG} instead "
-                         "(the tag stays off the page, the decks and the site)")
+            found.append(
+                f"markers: cell {i} shows {MARK}; tag the cell {CHECK_TAG} instead "
+                "(the tag stays off the page, the decks and the site)"
+            )
         if cell["cell_type"] != "code" and CHECK_TAG in tags[i]:
             found.append(f"outputs: {cell['cell_type']} cell {i} is tagged {CHECK_TAG}")
         if cell["cell_type"] == "markdown":
             said = MAINTENANCE.search(text(cell))
             if said:
-                found.append(f"maintenance: '{said.group(0).lower()}' in markdown cell {i} "
-                             "(learners read it: say what the cell below does or shows)")
+                found.append(
+                    f"maintenance: '{said.group(0).lower()}' in markdown cell {i} "
+                    "(learners read it: say what the cell below does or shows)"
+                )
             heading = re.search(r"^## ", text(cell), re.M)
             if heading and (heading.start() > 0 or kind != "slide"):
-                found.append(f"slides: section heading that does not open a slide (cell {i})")
+                found.append(
+                    f"slides: section heading that does not open a slide (cell {i})"
+                )
             if not text(cell).strip():
                 found.append(f"slides: empty markdown cell {i} (an empty slide)")
         stored = "".join(output_text(o) for o in cell.get("outputs", []))
@@ -167,15 +197,19 @@ def core_problems(cells):
     found = []
     words = core_words(cells)
     if words > CORE_WORDS:
-        found.append(f"core: too long, {words} words of core prose (at most {CORE_WORDS}; move "
-                     f"what the next notebooks do not need under a heading '{DEEP_DIVE}…')")
+        found.append(
+            f"core: too long, {words} words of core prose (at most {CORE_WORDS}; move "
+            f"what the next notebooks do not need under a heading '{DEEP_DIVE}…')"
+        )
     headings = [h for h, _ in sections(cells)[1:]]
     dives = [i for i, h in enumerate(headings) if h.startswith(DEEP_DIVE)]
     if dives and ENDING[0] in headings:
         summary = headings.index(ENDING[0])
         if dives != list(range(dives[0], summary)):
-            found.append("core: deep dives stand together after the core sections, right "
-                         "before the summary")
+            found.append(
+                "core: deep dives stand together after the core sections, right "
+                "before the summary"
+            )
     return found
 
 
@@ -187,39 +221,56 @@ def ending_problems(cells, number):
     at = next((i for i, t in enumerate(starts) if t.startswith(ENDING[1])), len(cells))
     teaching = [i for i, c in enumerate(cells[:at]) if c["cell_type"] == "code"]
     first = (teaching[-1] if teaching else 0) + 1
-    heads = [next((i for i in range(first, len(cells)) if starts[i].startswith(h)), -1)
-             for h in ENDING]
+    heads = [
+        next((i for i in range(first, len(cells)) if starts[i].startswith(h)), -1)
+        for h in ENDING
+    ]
     if -1 in heads or heads != sorted(heads):
         return [f"ending: after the last code cell, cells starting {', '.join(ENDING)}"]
     found = []
-    if any(c["cell_type"] == "code" for c in cells[heads[2]:]):
+    if any(c["cell_type"] == "code" for c in cells[heads[2] :]):
         found.append("ending: a code cell after the questionnaire")
     if numbered_items(starts[heads[2]]) < 3:
         found.append("ending: 3+ numbered questions in the questionnaire")
     section = range(heads[1], heads[2])
     answers = [i for i in section if cells[i]["cell_type"] == "code"]
     if not answers:
-        return found + ["ending: the exercises have no answer cells (q = exercises.load(...), "
-                        "then q[N].check(answer) after each '### Exercise N')"]
-    asked = [(i, int(m.group(1))) for i in section
-             if (m := re.match(r"### Exercise (\d+)\n", starts[i]))]
+        return found + [
+            "ending: the exercises have no answer cells (q = exercises.load(...), "
+            "then q[N].check(answer) after each '### Exercise N')"
+        ]
+    asked = [
+        (i, int(m.group(1)))
+        for i in section
+        if (m := re.match(r"### Exercise (\d+)\n", starts[i]))
+    ]
     if [n for _, n in asked] != list(range(1, len(asked) + 1)) or len(asked) < 3:
-        found.append("ending: 3+ exercises headed '### Exercise 1', '### Exercise 2', ...")
+        found.append(
+            "ending: 3+ exercises headed '### Exercise 1', '### Exercise 2', ..."
+        )
     for i, n in asked:
         if i + 1 not in answers or f"q[{n}].check(" not in text(cells[i + 1]):
-            found.append(f"ending: exercise {n} has no answer cell calling q[{n}].check( "
-                         "right after it")
+            found.append(
+                f"ending: exercise {n} has no answer cell calling q[{n}].check( "
+                "right after it"
+            )
     if f'exercises.load("{number}")' not in text(cells[answers[0]]):
-        found.append("ending: the first exercise cell loads the checks: "
-                     f'exercises.load("{number}")')
+        found.append(
+            "ending: the first exercise cell loads the checks: "
+            f'exercises.load("{number}")'
+        )
     if "exercises.progress(" not in text(cells[answers[-1]]):
-        found.append("ending: the last exercise cell shows the progress: exercises.progress(")
+        found.append(
+            "ending: the last exercise cell shows the progress: exercises.progress("
+        )
     return found
 
 
 def numbering_problems(names):
     """Notebook file names must be NN_lower_case.ipynb, numbered 00, 01, ... without gaps."""
-    found = [f"name: {n}" for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)]
+    found = [
+        f"name: {n}" for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)
+    ]
     numbers = [int(n[:2]) for n in names]
     if not numbers or numbers != list(range(len(numbers))):
         found.append(f"numbering: {numbers} has gaps or repeats")
@@ -243,7 +294,9 @@ def lead_in_of_first_check(nb):
 def unchecked(cell):
     """`cell` made an ordinary code cell: no tag, no stored output."""
     cell.update(outputs=[])
-    cell["metadata"]["tags"] = [t for t in cell["metadata"].get("tags", []) if t != CHECK_TAG]
+    cell["metadata"]["tags"] = [
+        t for t in cell["metadata"].get("tags", []) if t != CHECK_TAG
+    ]
 
 
 def last_markdown(nb):
@@ -259,36 +312,52 @@ BREAKAGES = {
     "colab: first cell": lambda nb: nb["cells"].pop(0),
     "colab: first code": lambda nb: nb["cells"][3].update(source="print('hi')"),
     "header: needs": lambda nb: nb["cells"][1].update(source="# 00 · Setup\n\nHello"),
-    "lead-in": lambda nb: lead_in_of_first_check(nb).update(cell_type="code", outputs=[],
-                                                            execution_count=None),
+    "lead-in": lambda nb: lead_in_of_first_check(nb).update(
+        cell_type="code", outputs=[], execution_count=None
+    ),
     "length": lambda nb: nb["cells"][-4].update(source="x = 1\n" * (MAX_LINES + 1)),
-    "outputs: code cell": lambda nb: nb["cells"][3].update(outputs=[
-        {"output_type": "error", "ename": "E", "evalue": "", "traceback": []}]),
+    "outputs: code cell": lambda nb: nb["cells"][3].update(
+        outputs=[{"output_type": "error", "ename": "E", "evalue": "", "traceback": []}]
+    ),
     "paths": lambda nb: nb["cells"][-4].update(source="open('/home/ana/cats/1.jpg')"),
     "slides: cell 5 has no": lambda nb: nb["cells"][5]["metadata"].pop("slideshow"),
     "slides: section heading": lambda nb: first_section(nb).update(
-        source="Some text first.\n\n" + text(first_section(nb))),
+        source="Some text first.\n\n" + text(first_section(nb))
+    ),
     "slides: the slide at": lambda nb: first_section(nb).update(
-        source=text(first_section(nb)) + " more" * MAX_WORDS),
-    "markers": lambda nb: nb["cells"][-4].update(
-        source=f"x = 1  {MARK}"),
+        source=text(first_section(nb)) + " more" * MAX_WORDS
+    ),
+    "markers": lambda nb: nb["cells"][-4].update(source=f"x = 1  {MARK}"),
     "slides: empty": lambda nb: nb["cells"][2].update(source="  \n"),
-    "notes: no": lambda nb: [c.update(source="Notes for nobody.") for c in nb["cells"]
-                             if text(c).startswith(NOTES)],
-    "notes: 2 instructor": lambda nb: nb["cells"].insert(*next(
-        (i + 1, copy.deepcopy(c)) for i, c in enumerate(nb["cells"]) if text(c).startswith(NOTES))),
+    "notes: no": lambda nb: [
+        c.update(source="Notes for nobody.")
+        for c in nb["cells"]
+        if text(c).startswith(NOTES)
+    ],
+    "notes: 2 instructor": lambda nb: nb["cells"].insert(
+        *next(
+            (i + 1, copy.deepcopy(c))
+            for i, c in enumerate(nb["cells"])
+            if text(c).startswith(NOTES)
+        )
+    ),
     "maintenance: 'checked cell'": lambda nb: first_section(nb).update(
-        source=text(first_section(nb)) + "\n\nThe Checked Cell below prints it."),
+        source=text(first_section(nb)) + "\n\nThe Checked Cell below prints it."
+    ),
     "maintenance: 'next slide'": lambda nb: last_markdown(nb).update(
-        source=text(last_markdown(nb)) + "\n\nMore on the next slide."),
+        source=text(last_markdown(nb)) + "\n\nMore on the next slide."
+    ),
     "ending": lambda nb: nb["cells"].pop(),
     "outputs: fewer": lambda nb: [unchecked(c) for c in nb["cells"] if is_checked(c)],
     "core: too long": lambda nb: first_section(nb).update(
-        source=text(first_section(nb)) + " word" * CORE_WORDS),
+        source=text(first_section(nb)) + " word" * CORE_WORDS
+    ),
     "core: deep dives stand": lambda nb: first_section(nb).update(
-        source=text(first_section(nb)).replace("## ", DEEP_DIVE, 1)),
-    "outputs: code cell 3 stores": lambda nb: nb["cells"][3].update(outputs=[
-        {"output_type": "stream", "name": "stdout", "text": "hi\n"}]),
+        source=text(first_section(nb)).replace("## ", DEEP_DIVE, 1)
+    ),
+    "outputs: code cell 3 stores": lambda nb: nb["cells"][3].update(
+        outputs=[{"output_type": "stream", "name": "stdout", "text": "hi\n"}]
+    ),
 }
 
 
@@ -313,14 +382,22 @@ def exercise_cell(nb, n):
 
 EXERCISE_BREAKAGES = {
     "ending: exercise 2 has no answer": lambda nb: nb["cells"].pop(
-        nb["cells"].index(exercise_cell(nb, 2)) + 1),
+        nb["cells"].index(exercise_cell(nb, 2)) + 1
+    ),
     "ending: 3+ exercises headed": lambda nb: exercise_cell(nb, 2).update(
-        source="### Exercise 7\n\nWhat else?"),
+        source="### Exercise 7\n\nWhat else?"
+    ),
     "ending: the first exercise cell loads": lambda nb: [
-        c.update(source="q = {}") for c in nb["cells"] if "exercises.load(" in text(c)],
+        c.update(source="q = {}") for c in nb["cells"] if "exercises.load(" in text(c)
+    ],
     "ending: the last exercise cell shows": lambda nb: [
-        c.update(source="print('done')") for c in nb["cells"] if "exercises.progress(" in text(c)],
-    "ending: a code cell after": lambda nb: nb["cells"].append(copy.deepcopy(nb["cells"][3])),
+        c.update(source="print('done')")
+        for c in nb["cells"]
+        if "exercises.progress(" in text(c)
+    ],
+    "ending: a code cell after": lambda nb: nb["cells"].append(
+        copy.deepcopy(nb["cells"][3])
+    ),
 }
 
 

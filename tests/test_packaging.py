@@ -23,8 +23,19 @@ def test_every_requirement_is_pinned():
 
 def test_course_stack_is_pinned():
     names = {line.split("==")[0].lower() for line in requirements()}
-    for needed in ("tensorflow", "keras", "jupyterlab", "matplotlib", "pillow", "numpy",
-                   "nbval", "gputil", "psutil", "pytest", "ruff"):
+    for needed in (
+        "tensorflow",
+        "keras",
+        "jupyterlab",
+        "matplotlib",
+        "pillow",
+        "numpy",
+        "nbval",
+        "gputil",
+        "psutil",
+        "pytest",
+        "ruff",
+    ):
         assert needed in names, needed
 
 
@@ -40,8 +51,10 @@ def test_the_lock_holds_every_pin_of_requirements_txt_at_its_version_with_hashes
     for line in requirements():
         name, version = line.split("==")
         name = re.sub(r"[-_.]+", "-", name.split("[")[0]).lower()
-        assert lock.get(name) == version, f"{name}: requirements.txt {version}, lock " \
+        assert lock.get(name) == version, (
+            f"{name}: requirements.txt {version}, lock "
             f"{lock.get(name)}; run `make lock` after changing requirements.txt"
+        )
     blocks = re.split(r"\n(?=[A-Za-z0-9])", text.split("\n", 2)[2])
     assert all("--hash=sha256:" in block for block in blocks if "==" in block)
     assert len(lock) > 100  # the whole environment, not only the direct pins
@@ -54,9 +67,12 @@ def test_environment_yml_installs_requirements_txt():
     entries = [line[2:] for line in lines if line.startswith("- ")]
     assert entries == ["-r requirements.txt", "-e ."]
     python = re.search(r"- python=(\d+\.\d+)", text).group(1)
-    floor = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    floor = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "requires-python"
+    ]
     assert floor.startswith(">=") and tuple(map(int, python.split("."))) >= tuple(
-        map(int, floor[2:].split(".")))
+        map(int, floor[2:].split("."))
+    )
 
 
 def test_readme_quick_start_commands_exist_in_the_makefile():
@@ -76,19 +92,27 @@ def make_targets(markdown):
     inline = re.findall(r"`([^`]+)`", re.sub(fence, "", markdown, flags=re.M | re.S))
     lines = [line for block in blocks for line in block.splitlines()]
     lines += [" ".join(code.split()) for code in inline]  # inline code may wrap a line
-    command = r"(?<![\w./-])make(?:[ \t]+(?:-\S+|[A-Za-z_]\w*=\S*))*[ \t]+([\w$][\w$()./-]*)"
-    return {target.rstrip(".") for line in lines for target in re.findall(command, line)}
+    command = (
+        r"(?<![\w./-])make(?:[ \t]+(?:-\S+|[A-Za-z_]\w*=\S*))*[ \t]+([\w$][\w$()./-]*)"
+    )
+    return {
+        target.rstrip(".") for line in lines for target in re.findall(command, line)
+    }
 
 
 def makefile_targets(makefile):
     """The targets the rules of `makefile` define (not a variable's name, not a recipe line)."""
-    rules = re.findall(r"^([\w.$()/%-]+(?:[ \t]+[\w.$()/%-]+)*)[ \t]*::?(?!=)", makefile, re.M)
+    rules = re.findall(
+        r"^([\w.$()/%-]+(?:[ \t]+[\w.$()/%-]+)*)[ \t]*::?(?!=)", makefile, re.M
+    )
     return {target for rule in rules for target in rule.split()}
 
 
 def test_make_targets_are_read_from_code_and_checked_against_the_makefile():
-    text = ("Run it:\n```bash\nmake course   # all of it\nPYTHON=python3.12 make -j2 lab\n```\n"
-            "then `make\ntest FORCE=1`, `cd x && make nonsuch.`; to make sure, read on.\n")
+    text = (
+        "Run it:\n```bash\nmake course   # all of it\nPYTHON=python3.12 make -j2 lab\n```\n"
+        "then `make\ntest FORCE=1`, `cd x && make nonsuch.`; to make sure, read on.\n"
+    )
     assert make_targets(text) == {"course", "lab", "test", "nonsuch"}
     rules = "X := a:b\ncourse lab: x.txt\n\t@echo make: y\ntest: lab\n"
     assert makefile_targets(rules) == {"course", "lab", "test"}
@@ -97,13 +121,23 @@ def test_make_targets_are_read_from_code_and_checked_against_the_makefile():
 
 def test_every_make_target_the_readme_and_contributing_name_is_in_the_makefile():
     defined = makefile_targets((ROOT / "Makefile").read_text())
-    assert {"course", "test", "test-colab", "test-gpu-rehearsal", "$(VENV)/.installed"} <= defined
-    for name, least in (("README.md", {"course", "test", "test-colab"}),
-                        ("CONTRIBUTING.md", {"test", "check"})):
+    assert {
+        "course",
+        "test",
+        "test-colab",
+        "test-gpu-rehearsal",
+        "$(VENV)/.installed",
+    } <= defined
+    for name, least in (
+        ("README.md", {"course", "test", "test-colab"}),
+        ("CONTRIBUTING.md", {"test", "check"}),
+    ):
         named = make_targets((ROOT / name).read_text())
         assert least <= named, (name, named)  # the reading finds what is there
         missing = sorted(named - defined)
-        assert not missing, f"{name} names make targets the Makefile does not define: {missing}"
+        assert not missing, (
+            f"{name} names make targets the Makefile does not define: {missing}"
+        )
 
 
 FORBIDDEN = {
@@ -118,12 +152,17 @@ def test_no_unsafe_calls_in_the_course_code():
     offenders = []
     for root in roots:
         for path in (config.ROOT / root).rglob("*"):
-            if path.suffix not in (".py", ".ipynb") or ".ipynb_checkpoints" in path.parts:
+            if (
+                path.suffix not in (".py", ".ipynb")
+                or ".ipynb_checkpoints" in path.parts
+            ):
                 continue
             text = path.read_text(errors="replace").replace(" ", "")
             for pattern, why in FORBIDDEN.items():
                 if pattern in text:
-                    offenders.append(f"{path.relative_to(config.ROOT)}: {pattern} ({why})")
+                    offenders.append(
+                        f"{path.relative_to(config.ROOT)}: {pattern} ({why})"
+                    )
     assert not offenders, offenders
 
 
@@ -132,18 +171,37 @@ def test_every_package_the_helpers_import_is_a_dependency():
     (the optional ones) is named in pyproject.toml's dependencies."""
     import ast
 
-    distribution = {"PIL": "pillow", "GPUtil": "gputil", "ai_edge_litert": "ai-edge-litert"}
-    declared = {re.split(r"[<>=!~ ]", d)[0].lower() for d in
-                tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    distribution = {
+        "PIL": "pillow",
+        "GPUtil": "gputil",
+        "ai_edge_litert": "ai-edge-litert",
+    }
+    declared = {
+        re.split(r"[<>=!~ ]", d)[0].lower()
+        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+            "dependencies"
+        ]
+    }
     needed = set()
     for path in (ROOT / "helpers").glob("*.py"):
         tree = ast.parse(path.read_text())
-        optional = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try)
-                    for b in t.body for n in ast.walk(b)}
+        optional = {
+            id(n)
+            for t in ast.walk(tree)
+            if isinstance(t, ast.Try)
+            for b in t.body
+            for n in ast.walk(b)
+        }
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in optional:
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                    [node.module] if node.level == 0 else [])
+            if (
+                isinstance(node, ast.Import | ast.ImportFrom)
+                and id(node) not in optional
+            ):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else ([node.module] if node.level == 0 else [])
+                )
                 needed |= {n.split(".")[0] for n in names}
     jax_backend_only = {"jax"}  # imported only when Keras runs on JAX (benchmark.py)
     third_party = needed - set(sys.stdlib_module_names) - {"helpers"} - jax_backend_only
@@ -155,8 +213,12 @@ def test_the_floors_are_the_oldest_stack_the_notebooks_are_tested_on():
     """pyproject.toml promises that the helpers work from its floors up; `make test-colab` runs
     every notebook on requirements-colab.txt. A floor below that stack is a promise nobody
     checks, one above it refuses Colab."""
-    floors = dict(re.match(r"([\w-]+)>=([\d.]+)$", d).groups() for d in
-                  tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
+    floors = dict(
+        re.match(r"([\w-]+)>=([\d.]+)$", d).groups()
+        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+            "dependencies"
+        ]
+    )
     tested = {}
     for line in (ROOT / "requirements-colab.txt").read_text().splitlines():
         found = re.match(r"([\w-]+)==([\d.]+?)(\.\*)?$", line.split("#")[0].strip())
@@ -186,13 +248,24 @@ PROJECT_CHECKS = {
 def _unmirrored(names, modules):
     """Test files (test_X) with no module X in helpers/ or tools/, no page (pages_NN) and no
     place among PROJECT_CHECKS."""
-    return sorted(n for n in names if n not in modules and n not in PROJECT_CHECKS
-                  and not re.fullmatch(r"pages_\d\d", n))
+    return sorted(
+        n
+        for n in names
+        if n not in modules
+        and n not in PROJECT_CHECKS
+        and not re.fullmatch(r"pages_\d\d", n)
+    )
 
 
 def test_every_test_file_mirrors_a_module_a_page_or_checks_the_whole_course():
-    modules = {p.stem for folder in ("helpers", "tools") for p in (ROOT / folder).iterdir()
-               if p.suffix == ".py" or (p / "__init__.py").exists()}
+    modules = {
+        p.stem
+        for folder in ("helpers", "tools")
+        for p in (ROOT / folder).iterdir()
+        if p.suffix == ".py" or (p / "__init__.py").exists()
+    }
     names = [p.stem.removeprefix("test_") for p in (ROOT / "tests").glob("test_*.py")]
-    assert _unmirrored(["data", "pages_11", "predict"], {"data"}) == ["predict"]  # it can fail
+    assert _unmirrored(["data", "pages_11", "predict"], {"data"}) == [
+        "predict"
+    ]  # it can fail
     assert _unmirrored(names, modules) == []

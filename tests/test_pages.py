@@ -34,19 +34,29 @@ def edit_page(notebooks, old, new):
 
 def test_a_comment_changed_on_the_page_reaches_the_helper(tmp_path):
     helpers, notebooks = copies(tmp_path)
-    edit_page(notebooks, "# at least one call", "# at least one call, however long it takes")
+    edit_page(
+        notebooks, "# at least one call", "# at least one call, however long it takes"
+    )
     texts, problems = pages.written(helpers, notebooks)
     assert not problems
     assert "however long it takes" in texts[helpers / "timing.py"]
-    assert texts[helpers / "data.py"] == (helpers / "data.py").read_text(encoding="utf-8")
+    assert texts[helpers / "data.py"] == (helpers / "data.py").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_a_mark_taken_off_the_page_or_a_name_no_helper_has_is_reported(tmp_path):
     helpers, notebooks = copies(tmp_path)
-    edit_page(notebooks, "def timed_block(call, seconds):  #@save",
-              "def timed_block(call, seconds):")
-    edit_page(notebooks, "def interval(a, b, level=0.95):  #@save",
-              "def interval_of(a, b, level=0.95):  #@save")
+    edit_page(
+        notebooks,
+        "def timed_block(call, seconds):  #@save",
+        "def timed_block(call, seconds):",
+    )
+    edit_page(
+        notebooks,
+        "def interval(a, b, level=0.95):  #@save",
+        "def interval_of(a, b, level=0.95):  #@save",
+    )
     problems = "\n".join(pages.written(helpers, notebooks)[1])
     assert "timing.py line" in problems and "no longer marks it #@save" in problems
     assert "`interval_of`" in problems and "found: none" in problems

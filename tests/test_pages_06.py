@@ -38,7 +38,9 @@ def test_pictures_scaled_to_0_1_are_refused_with_the_reason():
 def test_without_rescaling_is_the_same_net_expecting_0_1_input():
     model = models.cats_dogs_net("2")
     tutorial = on_page_06("without_rescaling")(model)
-    pictures = np.random.default_rng(0).uniform(0, 255, (4, 64, 64, 3)).astype("float32")
+    pictures = (
+        np.random.default_rng(0).uniform(0, 255, (4, 64, 64, 3)).astype("float32")
+    )
     ours = model.predict(pictures, verbose=0)
     theirs = tutorial.predict(pictures / 255.0, verbose=0)
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
@@ -48,13 +50,27 @@ def test_without_rescaling_is_the_same_net_expecting_0_1_input():
 
 
 def test_a_two_output_softmax_answers_with_its_dog_column():
-    model = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten(),
-                              keras.layers.Dense(2, activation="softmax")])
-    model.layers[-1].set_weights([np.zeros((48, 2), "float32"), np.array([0.0, 2.0], "float32")])
+    model = keras.Sequential(
+        [
+            keras.Input((4, 4, 3)),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, activation="softmax"),
+        ]
+    )
+    model.layers[-1].set_weights(
+        [np.zeros((48, 2), "float32"), np.array([0.0, 2.0], "float32")]
+    )
     p = on_page_06("dog_probability")(model, np.full((3, 4, 4, 3), 100.0))
-    np.testing.assert_allclose(p, np.exp(2) / (1 + np.exp(2)), rtol=1e-5)  # (cat, dog): dog
-    three = keras.Sequential([keras.Input((4, 4, 3)), keras.layers.Flatten(),
-                              keras.layers.Dense(3, activation="softmax")])
+    np.testing.assert_allclose(
+        p, np.exp(2) / (1 + np.exp(2)), rtol=1e-5
+    )  # (cat, dog): dog
+    three = keras.Sequential(
+        [
+            keras.Input((4, 4, 3)),
+            keras.layers.Flatten(),
+            keras.layers.Dense(3, activation="softmax"),
+        ]
+    )
     with pytest.raises(ValueError, match="has 3 outputs"):
         on_page_06("dog_probability")(three, np.full((1, 4, 4, 3), 100.0))
 

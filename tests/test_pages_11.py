@@ -21,22 +21,50 @@ import tensorflow as tf
 from keras import layers
 
 NOTEBOOK = "11_inference_and_edge"
-ON_THE_PAGE = ("linear_range", "quantile_interval", "saved_model", "to_tflite", "load_tflite",
-               "run_tflite", "delegated", "census", "top5", "zoo_classifiers", "open_loop")
+ON_THE_PAGE = (
+    "linear_range",
+    "quantile_interval",
+    "saved_model",
+    "to_tflite",
+    "load_tflite",
+    "run_tflite",
+    "delegated",
+    "census",
+    "top5",
+    "zoo_classifiers",
+    "open_loop",
+)
 # ImageNet's domestic cats, as its labels file names them
-CAT_CLASSES = ("tabby, tabby cat", "tiger cat", "Persian cat", "Siamese cat, Siamese",
-               "Egyptian cat")
+CAT_CLASSES = (
+    "tabby, tabby cat",
+    "tiger cat",
+    "Persian cat",
+    "Siamese cat, Siamese",
+    "Egyptian cat",
+)
 
 
 def page_functions():
     """The functions notebook 11 writes out (they live on its page alone), and its ZOO pins."""
-    namespace = {"keras": keras, "np": np, "tf": tf, "partial": partial, "data": data,
-                 "timing": timing, "config": config, "time": time}
-    cells = nbformat.read(config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4).cells
+    namespace = {
+        "keras": keras,
+        "np": np,
+        "tf": tf,
+        "partial": partial,
+        "data": data,
+        "timing": timing,
+        "config": config,
+        "time": time,
+    }
+    cells = nbformat.read(
+        config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4
+    ).cells
     exec(next(c.source for c in cells if c.source.startswith("ZOO_URL = ")), namespace)
     for name in ON_THE_PAGE:
         exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
-    return SimpleNamespace(**{name: namespace[name] for name in ("ZOO", "ZOO_URL", *ON_THE_PAGE)})
+    return SimpleNamespace(
+        **{name: namespace[name] for name in ("ZOO", "ZOO_URL", *ON_THE_PAGE)}
+    )
 
 
 page = page_functions()
@@ -52,32 +80,49 @@ def on_a_line(fixed, per_picture, batches=BATCHES):
 def test_linear_range_fits_the_small_batches_and_finds_the_knee():
     fixed, per_picture, knee = page.linear_range(BATCHES, on_a_line(0.5, 0.2))
     assert (fixed, per_picture, knee) == (pytest.approx(0.5), pytest.approx(0.2), None)
-    noisy = [t * (1 + e) for t, e in zip(on_a_line(0.5, 0.2), (0.03, -0.03, 0.03, -0.03, 0.03))]
+    noisy = [
+        t * (1 + e)
+        for t, e in zip(on_a_line(0.5, 0.2), (0.03, -0.03, 0.03, -0.03, 0.03))
+    ]
     assert page.linear_range(BATCHES, noisy)[2] is None  # within 10 %: no knee
-    outgrown = on_a_line(0.5, 0.2)[:4] + [0.5 + 0.3 * 256]  # 256 pays 50 % more a picture
+    outgrown = on_a_line(0.5, 0.2)[:4] + [
+        0.5 + 0.3 * 256
+    ]  # 256 pays 50 % more a picture
     fixed, per_picture, knee = page.linear_range(BATCHES, outgrown)
     assert knee == 256 and per_picture == pytest.approx(0.2)  # fitted without the knee
     early = on_a_line(0.5, 0.2)[:3] + [0.5 + 0.25 * 64, 0.5 + 0.25 * 256]
-    assert page.linear_range(BATCHES, early)[2] == 64  # the first batch to leave the line
+    assert (
+        page.linear_range(BATCHES, early)[2] == 64
+    )  # the first batch to leave the line
     order = [3, 0, 4, 2, 1]
-    assert page.linear_range([BATCHES[i] for i in order], [outgrown[i] for i in order])[2] == 256
-    assert page.linear_range([1, 8], [1.0, 2.0])[2] is None  # two batches: the line is exact
+    assert (
+        page.linear_range([BATCHES[i] for i in order], [outgrown[i] for i in order])[2]
+        == 256
+    )
+    assert (
+        page.linear_range([1, 8], [1.0, 2.0])[2] is None
+    )  # two batches: the line is exact
 
 
 def test_linear_ranges_ceiling_is_not_beaten_where_a_fit_over_all_batches_is():
     """The expert's case: throughput falls at 256, and a line through every batch sets a
     ceiling that batch 64 beats; over the linear range it does not."""
-    ms = on_a_line(0.5, 0.2)[:4] + [256 / 3000 * 1000]  # 3,000 images/s at 256, 4,900 at 64
+    ms = on_a_line(0.5, 0.2)[:4] + [
+        256 / 3000 * 1000
+    ]  # 3,000 images/s at 256, 4,900 at 64
     every = np.polyfit(BATCHES, ms, 1, w=1 / np.array(ms))[0]
     assert 64 / ms[3] * 1000 > 1000 / every  # the line through all: beaten at 64
     fixed, per_picture, knee = page.linear_range(BATCHES, ms)
-    assert knee == 256 and max(b / t for b, t in zip(BATCHES, ms)) * 1000 < 1000 / per_picture
+    assert (
+        knee == 256
+        and max(b / t for b, t in zip(BATCHES, ms)) * 1000 < 1000 / per_picture
+    )
 
 
 def binomial_ranks(n, q, level=0.95):
     """Order-statistic ranks (from 1) of the distribution-free interval, from exact binomial
     sums: the largest l with P(K < l) <= tail, the smallest u with P(K < u) >= 1 - tail."""
-    cdf = np.cumsum([math.comb(n, k) * q ** k * (1 - q) ** (n - k) for k in range(n + 1)])
+    cdf = np.cumsum([math.comb(n, k) * q**k * (1 - q) ** (n - k) for k in range(n + 1)])
     tail = (1 - level) / 2
     low = max((k + 1 for k in range(n + 1) if cdf[k] <= tail), default=0)
     high = min((k + 1 for k in range(n + 1) if cdf[k] >= 1 - tail), default=n + 1)
@@ -86,10 +131,15 @@ def binomial_ranks(n, q, level=0.95):
 
 @pytest.mark.parametrize("n, q", [(100, 0.5), (200, 0.95), (400, 0.99), (1000, 0.99)])
 def test_quantile_interval_is_bounded_by_the_exact_binomial_order_statistics(n, q):
-    samples = np.random.default_rng(n).permutation(np.arange(1.0, n + 1))  # rank = value
+    samples = np.random.default_rng(n).permutation(
+        np.arange(1.0, n + 1)
+    )  # rank = value
     found = page.quantile_interval(samples, q)
     low, high = binomial_ranks(n, q)
-    assert (found["low"], found["high"]) == (low or -np.inf, high if high <= n else np.inf)
+    assert (found["low"], found["high"]) == (
+        low or -np.inf,
+        high if high <= n else np.inf,
+    )
     assert found["value"] == pytest.approx(np.percentile(samples, 100 * q))
     assert found["above"] == int(np.sum(samples > found["value"]))
     if (n, q) == (100, 0.5):
@@ -98,7 +148,11 @@ def test_quantile_interval_is_bounded_by_the_exact_binomial_order_statistics(n, 
 
 def test_quantile_interval_of_too_few_samples_is_unbounded_above_and_covers_95_percent():
     assert page.quantile_interval(np.arange(50.0), 0.99)["high"] == np.inf
-    rng, truth, covered = np.random.default_rng(0), -np.log(0.01), 0  # exponential's p99
+    rng, truth, covered = (
+        np.random.default_rng(0),
+        -np.log(0.01),
+        0,
+    )  # exponential's p99
     for _ in range(1000):
         found = page.quantile_interval(rng.exponential(size=500), 0.99)
         covered += found["low"] <= truth <= found["high"]
@@ -122,7 +176,9 @@ def pictures(size, count=32):
 
 def one_at_a_time(interpreter, images):
     """The page's way: every picture on its own through the interpreter."""
-    return np.concatenate([page.run_tflite(interpreter, image[None]) for image in images])
+    return np.concatenate(
+        [page.run_tflite(interpreter, image[None]) for image in images]
+    )
 
 
 def export_all(model, folder, calibration):
@@ -131,10 +187,15 @@ def export_all(model, folder, calibration):
     paths = {"keras": folder / "model.keras", "saved_model": folder / "saved_model"}
     model.save(paths["keras"])
     page.saved_model(model, paths["saved_model"])
-    for variant, quantize in [("tflite_float32", None), ("tflite_dynamic", "dynamic"),
-                              ("tflite_int8", "int8")]:
+    for variant, quantize in [
+        ("tflite_float32", None),
+        ("tflite_dynamic", "dynamic"),
+        ("tflite_int8", "int8"),
+    ]:
         paths[variant] = folder / f"{variant}.tflite"
-        paths[variant].write_bytes(page.to_tflite(paths["saved_model"], quantize, calibration))
+        paths[variant].write_bytes(
+            page.to_tflite(paths["saved_model"], quantize, calibration)
+        )
     return paths
 
 
@@ -144,16 +205,24 @@ def course_net(tmp_path_factory):
     its five files, calibrated on real pictures."""
     model = models.cats_dogs_net("2", image_size=32, seed=1)
     images = pictures(32)
-    return model, images, export_all(model, tmp_path_factory.mktemp("course_net"), images)
+    return (
+        model,
+        images,
+        export_all(model, tmp_path_factory.mktemp("course_net"), images),
+    )
 
 
 def test_float_exports_predict_like_the_keras_model_not_its_augmentation(course_net):
     model, images, paths = course_net
     reference = model.predict(images, verbose=0)
     served = tf.saved_model.load(str(paths["saved_model"]))
-    answers = {"keras": keras.saving.load_model(paths["keras"]).predict(images, verbose=0),
-               "saved_model": served.serve(images).numpy(),
-               "tflite_float32": one_at_a_time(page.load_tflite(paths["tflite_float32"]), images)}
+    answers = {
+        "keras": keras.saving.load_model(paths["keras"]).predict(images, verbose=0),
+        "saved_model": served.serve(images).numpy(),
+        "tflite_float32": one_at_a_time(
+            page.load_tflite(paths["tflite_float32"]), images
+        ),
+    }
     for variant, answer in answers.items():
         assert np.abs(answer - reference).max() < 1e-4, variant
 
@@ -170,14 +239,23 @@ def test_quantized_files_are_over_3x_smaller_and_answer_close_to_float32(course_
 
 def test_the_int8_input_takes_float_pixels_in_its_own_scale_and_zero_point(tmp_path):
     """A network fed 0..1 pixels: its int8 input step is 1/255, and the page must divide by it."""
-    model = keras.Sequential([keras.Input((16, 16, 3)), layers.GlobalAveragePooling2D(),
-                              layers.Dense(1, activation="sigmoid")])
-    model.layers[-1].set_weights([np.full((3, 1), 10.0), np.array([-15.0])])  # brightness
+    model = keras.Sequential(
+        [
+            keras.Input((16, 16, 3)),
+            layers.GlobalAveragePooling2D(),
+            layers.Dense(1, activation="sigmoid"),
+        ]
+    )
+    model.layers[-1].set_weights(
+        [np.full((3, 1), 10.0), np.array([-15.0])]
+    )  # brightness
     images = pictures(16) / 255
     reference = model.predict(images, verbose=0)
     assert np.ptp(reference) > 0.3  # the answers differ between pictures: scaling shows
     page.saved_model(model, tmp_path / "saved_model")
-    (tmp_path / "int8.tflite").write_bytes(page.to_tflite(tmp_path / "saved_model", "int8", images))
+    (tmp_path / "int8.tflite").write_bytes(
+        page.to_tflite(tmp_path / "saved_model", "int8", images)
+    )
     interpreter = page.load_tflite(tmp_path / "int8.tflite")
     scale, zero = interpreter.get_input_details()[0]["quantization"]
     assert zero == 0 and scale == pytest.approx(images.max() / 255, rel=1e-3)
@@ -195,60 +273,89 @@ def test_int8_classifies_the_validation_pictures_within_2_points_of_float32(tmp_
     images = np.concatenate([x.numpy() for x, _ in val])
     labels = np.concatenate([y.numpy() for _, y in val]).astype(bool)
     paths = export_all(model, tmp_path, pictures(size, 200))
-    accuracy = {variant: np.mean((one_at_a_time(page.load_tflite(paths[variant]),
-                                                images)[:, 0] > 0.5) == labels)
-                for variant in ("tflite_float32", "tflite_int8")}
+    accuracy = {
+        variant: np.mean(
+            (one_at_a_time(page.load_tflite(paths[variant]), images)[:, 0] > 0.5)
+            == labels
+        )
+        for variant in ("tflite_float32", "tflite_int8")
+    }
     assert accuracy["tflite_float32"] - accuracy["tflite_int8"] <= 0.02, accuracy
 
 
 def test_delegated_walks_back_from_a_delegates_outputs_to_its_inputs():
     """Tensors 0 -> A -> 1 -> B -> 2 -> C -> 3 -> D -> 4, with a delegate that took B and C
     (its inputs: tensor 1 and B's weights, tensor 9); A and D stay outside."""
-    ops = [{"index": 0, "op_name": "QUANTIZE", "inputs": [0], "outputs": [1]},
-           {"index": 1, "op_name": "CONV_2D", "inputs": [1, 9], "outputs": [2]},
-           {"index": 2, "op_name": "MAX_POOL_2D", "inputs": [2], "outputs": [3]},
-           {"index": 3, "op_name": "QUANTIZE", "inputs": [3], "outputs": [4]},
-           {"index": 4, "op_name": "DELEGATE", "inputs": [1, 9], "outputs": [3]}]
+    ops = [
+        {"index": 0, "op_name": "QUANTIZE", "inputs": [0], "outputs": [1]},
+        {"index": 1, "op_name": "CONV_2D", "inputs": [1, 9], "outputs": [2]},
+        {"index": 2, "op_name": "MAX_POOL_2D", "inputs": [2], "outputs": [3]},
+        {"index": 3, "op_name": "QUANTIZE", "inputs": [3], "outputs": [4]},
+        {"index": 4, "op_name": "DELEGATE", "inputs": [1, 9], "outputs": [3]},
+    ]
     assert page.delegated(ops) == {1, 2}
     assert page.delegated(ops[:4]) == set()  # no delegate: nothing delegated
 
 
 def test_census_counts_the_files_ops_bytes_and_what_xnnpack_runs(course_net):
     paths = course_net[2]
-    found = {(variant, xnnpack): page.census(page.load_tflite(paths[variant], xnnpack))
-             for variant in ("tflite_float32", "tflite_dynamic", "tflite_int8")
-             for xnnpack in (True, False)}
+    found = {
+        (variant, xnnpack): page.census(page.load_tflite(paths[variant], xnnpack))
+        for variant in ("tflite_float32", "tflite_dynamic", "tflite_int8")
+        for xnnpack in (True, False)
+    }
     for (variant, xnnpack), row in found.items():
         left = row["left to TFLite"]
         assert len(left) + row["by XNNPACK"] == row["ops"], (variant, xnnpack)
-        if xnnpack:  # the convolutions and dense layers of all three, dynamic range included
-            assert "CONV_2D" not in left and "FULLY_CONNECTED" not in left, (variant, row)
+        if (
+            xnnpack
+        ):  # the convolutions and dense layers of all three, dynamic range included
+            assert "CONV_2D" not in left and "FULLY_CONNECTED" not in left, (
+                variant,
+                row,
+            )
         else:
             assert row["by XNNPACK"] == 0, variant
-    f32, dynamic, int8 = (found[v, True] for v in ("tflite_float32", "tflite_dynamic",
-                                                    "tflite_int8"))
-    assert f32["weights MB"] == pytest.approx(paths["tflite_float32"].stat().st_size / 1e6,
-                                              rel=0.05)
-    assert f32["weights MB"] > 3 * dynamic["weights MB"] and f32["weights MB"] > 3 * int8[
-        "weights MB"]
+    f32, dynamic, int8 = (
+        found[v, True] for v in ("tflite_float32", "tflite_dynamic", "tflite_int8")
+    )
+    assert f32["weights MB"] == pytest.approx(
+        paths["tflite_float32"].stat().st_size / 1e6, rel=0.05
+    )
+    assert (
+        f32["weights MB"] > 3 * dynamic["weights MB"]
+        and f32["weights MB"] > 3 * int8["weights MB"]
+    )
     assert dynamic["activations MB"] == f32["activations MB"]  # float32 between the ops
-    assert int8["activations MB"] < f32["activations MB"] / 3  # one byte a value, not four
-    assert (f32["QUANTIZE/DEQUANTIZE"], dynamic["QUANTIZE/DEQUANTIZE"],
-            int8["QUANTIZE/DEQUANTIZE"]) == (0, 0, 2)  # uint8 in, uint8 out
+    assert (
+        int8["activations MB"] < f32["activations MB"] / 3
+    )  # one byte a value, not four
+    assert (
+        f32["QUANTIZE/DEQUANTIZE"],
+        dynamic["QUANTIZE/DEQUANTIZE"],
+        int8["QUANTIZE/DEQUANTIZE"],
+    ) == (0, 0, 2)  # uint8 in, uint8 out
 
 
 def test_census_leaves_nothing_to_tflite_in_a_file_xnnpack_takes_whole(tmp_path):
     """Two dense layers on a flat input: XNNPACK takes every op, on the course's stack and on
     Colab's, and the census says so with an empty list (the page's table prints "none")."""
-    model = keras.Sequential([keras.Input((8,)), layers.Dense(4, activation="relu"),
-                              layers.Dense(1, activation="sigmoid")])
+    model = keras.Sequential(
+        [
+            keras.Input((8,)),
+            layers.Dense(4, activation="relu"),
+            layers.Dense(1, activation="sigmoid"),
+        ]
+    )
     page.saved_model(model, tmp_path / "saved_model")
     (tmp_path / "dense.tflite").write_bytes(page.to_tflite(tmp_path / "saved_model"))
     row = page.census(page.load_tflite(tmp_path / "dense.tflite"))
     assert row["ops"] > 0 and row["by XNNPACK"] == row["ops"], row
     assert row["left to TFLite"] == [], row
     alone = page.census(page.load_tflite(tmp_path / "dense.tflite", xnnpack=False))
-    assert len(alone["left to TFLite"]) == alone["ops"] and alone["by XNNPACK"] == 0, alone
+    assert len(alone["left to TFLite"]) == alone["ops"] and alone["by XNNPACK"] == 0, (
+        alone
+    )
 
 
 def test_bad_inputs_get_clear_errors(tmp_path):
@@ -268,7 +375,8 @@ def cat_picture():
 
 def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
     classifier = page.load_tflite(
-        config.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite"))
+        config.sample_path("pretrained/mobilenet_v1_0.25_128_quant.tflite")
+    )
     best, seconds = page.top5(classifier, cat_picture(), imagenet_labels())
     assert best[0][0] in CAT_CLASSES and seconds > 0
     assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
@@ -277,8 +385,9 @@ def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
 SHARED_ZOO = config.ROOT.parent / "shared" / "data" / "pretrained" / "tflite"
 
 
-def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(profile, monkeypatch,
-                                                                         capsys):
+def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(
+    profile, monkeypatch, capsys
+):
     asked = []
 
     def offline(remote):
@@ -291,11 +400,15 @@ def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(profile,
     profile("full")
     assert page.zoo_classifiers() == []
     assert asked[0].url.startswith(page.ZOO_URL) and "could not be downloaded" in (
-        capsys.readouterr().out)
+        capsys.readouterr().out
+    )
 
 
-@pytest.mark.skipif(not SHARED_ZOO.is_dir(), reason="needs the build machines' ../shared/data "
-                    "(a copy of the pinned classifiers); a clone without it downloads them")
+@pytest.mark.skipif(
+    not SHARED_ZOO.is_dir(),
+    reason="needs the build machines' ../shared/data "
+    "(a copy of the pinned classifiers); a clone without it downloads them",
+)
 def test_each_larger_classifier_matches_its_pin_and_sees_a_cat(profile, monkeypatch):
     def download(remote):  # the checked download, from the build machines' copy
         path = SHARED_ZOO / remote.url.rsplit("/", 1)[-1]
@@ -338,8 +451,13 @@ def test_the_course_network_exports_load_anywhere_without_the_course(course_net)
     model, images, paths = course_net
     folder = paths["keras"].parent
     np.save(folder / "images.npy", images[:8])
-    done = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_THE_COURSE], cwd=folder,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_WITHOUT_THE_COURSE],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     expected = model.predict(images[:8], verbose=0)[:, 0]
     for variant, predicted in json.loads(done.stdout.strip().splitlines()[-1]).items():
@@ -364,12 +482,23 @@ print("released")
 
 @pytest.mark.processes
 def test_a_dynamic_range_model_is_released_without_a_crash_on_tensorflows_interpreter(
-        course_net):
-    path = course_net[2]["tflite_dynamic"]  # TensorFlow 2.19's interpreter crashed freeing one
-    source = "\n\n".join(page_source.defined_on_page(NOTEBOOK, name)
-                         for name in ("load_tflite", "run_tflite"))
-    done = subprocess.run([sys.executable, "-c", RELEASE_AS_ON_COLAB, str(path)], input=source,
-                          cwd=config.ROOT, capture_output=True, text=True, timeout=300)
+    course_net,
+):
+    path = course_net[2][
+        "tflite_dynamic"
+    ]  # TensorFlow 2.19's interpreter crashed freeing one
+    source = "\n\n".join(
+        page_source.defined_on_page(NOTEBOOK, name)
+        for name in ("load_tflite", "run_tflite")
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", RELEASE_AS_ON_COLAB, str(path)],
+        input=source,
+        cwd=config.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, f"exit code {done.returncode}: {done.stderr[-2000:]}"
     assert "tensorflow.lite.python.interpreter (16, 1)" in done.stdout
     assert "released" in done.stdout

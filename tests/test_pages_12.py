@@ -19,8 +19,14 @@ NOTEBOOK = "12_your_own_classifier"
 
 def on_page(name):
     """Notebook 12's `def name`, with the names its page imports."""
-    namespace = {"keras": keras, "np": np, "tf": tf, "data": data, "config": config,
-                 "Path": Path}
+    namespace = {
+        "keras": keras,
+        "np": np,
+        "tf": tf,
+        "data": data,
+        "config": config,
+        "Path": Path,
+    }
     exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
     return namespace[name]
 
@@ -48,9 +54,14 @@ def test_split_keeps_a_share_of_every_class_in_each_part(tmp_path):
     (train_paths, train_labels), (val_paths, val_labels) = split(paths, labels, 0.2)
     assert np.bincount(val_labels).tolist() == [2, 1, 1]  # at least one per class
     assert np.bincount(train_labels).tolist() == [8, 4, 2]
-    assert sorted(train_paths + val_paths) == sorted(paths)  # each picture in one part only
+    assert sorted(train_paths + val_paths) == sorted(
+        paths
+    )  # each picture in one part only
     for part, part_labels in [(train_paths, train_labels), (val_paths, val_labels)]:
-        assert all(Path(p).name.startswith(f"{y}_") for p, y in zip(part, part_labels, strict=True))
+        assert all(
+            Path(p).name.startswith(f"{y}_")
+            for p, y in zip(part, part_labels, strict=True)
+        )
 
 
 def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
@@ -63,29 +74,39 @@ def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
     assert sorted(train + validation) == sorted(paths)
     bytes_of = {p: Path(p).read_bytes() for p in paths}
     assert not {bytes_of[p] for p in validation} & {bytes_of[p] for p in train}
-    assert len({bytes_of[p] for p in validation}) == 2  # a quarter of 8 different pictures
+    assert (
+        len({bytes_of[p] for p in validation}) == 2
+    )  # a quarter of 8 different pictures
 
 
 def test_split_refuses_a_class_with_one_picture(tmp_path):
-    with pytest.raises(ValueError, match="Class 1 has 1 different picture.*at least two"):
+    with pytest.raises(
+        ValueError, match="Class 1 has 1 different picture.*at least two"
+    ):
         split(files(tmp_path, [0, 0, 1]), [0, 0, 1], 0.2)
-    copies = files(tmp_path, [0, 0, 1, 1], contents=[0, 1, 2, 2])  # class 1: one picture, twice
+    copies = files(
+        tmp_path, [0, 0, 1, 1], contents=[0, 1, 2, 2]
+    )  # class 1: one picture, twice
     with pytest.raises(ValueError, match="Class 1 has 1 different picture"):
         split(copies, [0, 0, 1, 1], 0.2)
 
 
-def test_a_folder_with_copies_and_a_class_named_twice_is_read_as_the_page_reads_it(tmp_path,
-                                                                                    capsys):
+def test_a_folder_with_copies_and_a_class_named_twice_is_read_as_the_page_reads_it(
+    tmp_path, capsys
+):
     """Notebook 12's first steps on real pictures: horse/ beside Horse/, an album exported
     twice (the same files under other names) and a picture saved again as PNG."""
     for i in range(6):
         for name, seed in [("cat", i), ("Horse" if i % 2 else "horse", 10 + i)]:
             write_jpeg(tmp_path / name / f"{name}_{i}.jpg", seed=seed)
     for i in range(3):  # the album's second export: byte copies
-        (tmp_path / "cat" / f"copy_{i}.jpg").write_bytes((tmp_path / "cat" / f"cat_{i}.jpg")
-                                                         .read_bytes())
+        (tmp_path / "cat" / f"copy_{i}.jpg").write_bytes(
+            (tmp_path / "cat" / f"cat_{i}.jpg").read_bytes()
+        )
     with Image.open(tmp_path / "horse" / "horse_0.jpg") as im:
-        im.save(tmp_path / "horse" / "horse_0_again.png")  # the same pixels, other bytes
+        im.save(
+            tmp_path / "horse" / "horse_0_again.png"
+        )  # the same pixels, other bytes
     paths, labels, classes = data.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert classes == ["Horse", "cat"] and np.bincount(labels).tolist() == [7, 9]
@@ -102,10 +123,13 @@ def test_write_pictures_writes_each_class_once(tmp_path):
     write_pictures(tmp_path, ["cat", "horse"], 3)
     files = sorted(tmp_path.rglob("*.png"))
     assert [f.relative_to(tmp_path).as_posix() for f in files] == [
-        f"{name}/{name}_{i:04d}.png" for name in ("cat", "horse") for i in range(3)]
+        f"{name}/{name}_{i:04d}.png" for name in ("cat", "horse") for i in range(3)
+    ]
     assert Image.open(files[0]).size == (32, 32)
     written = {f: f.stat().st_mtime_ns for f in files}
-    write_pictures(tmp_path, ["cat", "horse"], 4)  # again, one more each: the others are kept
+    write_pictures(
+        tmp_path, ["cat", "horse"], 4
+    )  # again, one more each: the others are kept
     assert {f: f.stat().st_mtime_ns for f in files} == written
     assert len(list(tmp_path.rglob("*.png"))) == 8
     paths, labels, classes = data.labelled_files(tmp_path)

@@ -16,12 +16,16 @@ def test_the_two_kinds_show_the_same_portrait_photo(tmp_path):
         shown = np.asarray(ImageOps.exif_transpose(stored), "float32")
         straight = np.asarray(Image.open(upright), "float32")
         assert shown.shape == straight.shape and shown.shape[0] > shown.shape[1]
-        assert np.abs(shown - straight).mean() < 3  # the same picture, but for JPEG's losses
+        assert (
+            np.abs(shown - straight).mean() < 3
+        )  # the same picture, but for JPEG's losses
 
 
 @pytest.mark.processes
 def test_it_prints_memory_and_time_of_both_kinds(capsys):
-    assert photo_cost.main(["--photos", "2", "--megapixels", "0.5", "--size", "32"]) == 0
+    assert (
+        photo_cost.main(["--photos", "2", "--megapixels", "0.5", "--size", "32"]) == 0
+    )
     printed = capsys.readouterr().out
     assert "upright" in printed and "portrait (EXIF 6)" in printed
     assert "portrait / upright: memory" in printed and "time" in printed

@@ -8,15 +8,24 @@ import pytest
 
 
 def test_save_load_and_table(tmp_path, fixed_peak):
-    record = benchmark.run("mnist_cnn", batch_size=8, steps=3, warmup=0, command="python -m x")
+    record = benchmark.run(
+        "mnist_cnn", batch_size=8, steps=3, warmup=0, command="python -m x"
+    )
     path = results.save(record, tmp_path)
-    (tmp_path / "another_tool.json").write_text('{"accuracy": 0.8}')  # not a benchmark record
+    (tmp_path / "another_tool.json").write_text(
+        '{"accuracy": 0.8}'
+    )  # not a benchmark record
     assert path.name.endswith("_mnist_cnn_cpu0_synthetic_b8_float32.json")
     loaded = results.load(tmp_path)
-    assert loaded == [json.loads(path.read_text())] and loaded[0]["command"] == "python -m x"
+    assert (
+        loaded == [json.loads(path.read_text())]
+        and loaded[0]["command"] == "python -m x"
+    )
     shown = results.table(loaded)
     assert list(shown.columns[:3]) == ["model", "machine", "source"]
-    assert shown.loc[0, "model"] == "mnist_cnn" and shown.loc[0, "source"] == "synthetic"
+    assert (
+        shown.loc[0, "model"] == "mnist_cnn" and shown.loc[0, "source"] == "synthetic"
+    )
 
 
 def test_a_failed_write_keeps_the_record_that_was_there(tmp_path):
@@ -29,6 +38,7 @@ def test_a_failed_write_keeps_the_record_that_was_there(tmp_path):
 
 def test_two_cpus_of_one_model_but_different_simd_get_different_names():
     """The recorded EPYCs differ: one has AVX-512 with bfloat16, one only AVX2."""
+
     def record(simd):
         cpu = {"model": "AMD EPYC", "usable_cores": 2, "simd": simd}
         return {"device": "cpu:0", "hardware": {"cpu": cpu, "gpus": []}}

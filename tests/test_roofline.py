@@ -19,9 +19,13 @@ def tiny_dense():
 
 
 def test_forward_and_training_bytes_are_one_count():
-    assert roofline.forward_bytes(tiny_dense(), batch=1010) == 484  # one touch would say 444
+    assert (
+        roofline.forward_bytes(tiny_dense(), batch=1010) == 484
+    )  # one touch would say 444
     assert roofline.training_bytes(tiny_dense(), batch=1010) == 640
-    assert roofline.arithmetic_intensity(tiny_dense(), 1010) == pytest.approx(2000 / 484)
+    assert roofline.arithmetic_intensity(tiny_dense(), 1010) == pytest.approx(
+        2000 / 484
+    )
     assert counted_alike()
 
 
@@ -31,12 +35,17 @@ def counted_alike():
     # training's intensity is at least 3 x 2 / 5 = 1.2x the forward one; a count of one touch
     # forward (or of the training step's five) gives at most 0.6x
     nets = [models.mnist_cnn(), models.cifar10_net(), models.cats_dogs_net("3")]
-    return all(roofline.training_intensity(n, 10**9) >= 1.2 * roofline.arithmetic_intensity(
-        n, 10**9) for n in nets)
+    return all(
+        roofline.training_intensity(n, 10**9)
+        >= 1.2 * roofline.arithmetic_intensity(n, 10**9)
+        for n in nets
+    )
 
 
 def test_a_count_that_touches_forward_once_fails(monkeypatch):
-    monkeypatch.setattr(roofline, "TOUCHES", {"forward": 1, "backward": 4})  # training still 5
+    monkeypatch.setattr(
+        roofline, "TOUCHES", {"forward": 1, "backward": 4}
+    )  # training still 5
     assert roofline.training_bytes(tiny_dense(), batch=1010) == 640
     assert roofline.forward_bytes(tiny_dense(), batch=1010) == 444
     assert not counted_alike()
@@ -45,11 +54,14 @@ def test_a_count_that_touches_forward_once_fails(monkeypatch):
 def test_the_sentence_comparing_intensities_follows_the_numbers():
     assert roofline.compare_intensities([10.0, 20.0], [12.0, 24.0]) == (
         "Training does 3x the forward FLOPs and moves 2.5x to 2.5x the forward bytes: its "
-        "intensity is 1.20x the forward figure, higher.")
+        "intensity is 1.20x the forward figure, higher."
+    )
     mixed = roofline.compare_intensities([10.0, 20.0], [5.0, 24.0])
     assert "0.50x to 1.20x the forward figure, higher for some networks, lower" in mixed
     assert mixed.startswith("Training does 3x the forward FLOPs and moves 2.5x to 6.0x")
-    assert roofline.compare_intensities([10.0], [6.0]).endswith("0.60x the forward figure, lower.")
+    assert roofline.compare_intensities([10.0], [6.0]).endswith(
+        "0.60x the forward figure, lower."
+    )
 
 
 def test_compulsory_bytes_are_adams_state_both_ways_and_the_pictures_beyond_the_cache():
@@ -60,10 +72,14 @@ def test_compulsory_bytes_are_adams_state_both_ways_and_the_pictures_beyond_the_
     assert roofline.compulsory_bytes(tiny_dense(), 10, 20_000) == 0  # it all fits
     for name in models.MODELS:  # a part of the cache-blind count, for every network
         net, batch = models.build(name), models.MODELS[name][2]
-        assert roofline.compulsory_bytes(net, batch) < roofline.training_bytes(net, batch)
+        assert roofline.compulsory_bytes(net, batch) < roofline.training_bytes(
+            net, batch
+        )
         for sheet in roofs.published_roofs(("V100", "A100")):
             p = roofline.predict(net, sheet, batch=batch, cache=0)
-            assert p["upper_bound"] >= p["pictures_per_s"]  # the estimate never beats the bound
+            assert (
+                p["upper_bound"] >= p["pictures_per_s"]
+            )  # the estimate never beats the bound
 
 
 def test_the_roofline_is_the_lower_of_the_memory_and_the_compute_roof():
@@ -75,8 +91,14 @@ def test_the_roofline_is_the_lower_of_the_memory_and_the_compute_roof():
 
 def test_a_prediction_is_the_binding_roof_over_the_training_flops():
     device = roofs.roofs("toy", 1e4, {"float32": 1e6, "bfloat16": 1.5e5}, "made up")
-    slow = roofline.predict(tiny_dense(), device, batch=1010)  # ridge at 100: memory-bound
-    assert (slow["intensity"], slow["bound"], slow["training_flops"]) == (9.375, "memory", 6000)
+    slow = roofline.predict(
+        tiny_dense(), device, batch=1010
+    )  # ridge at 100: memory-bound
+    assert (slow["intensity"], slow["bound"], slow["training_flops"]) == (
+        9.375,
+        "memory",
+        6000,
+    )
     assert slow["pictures_per_s"] == pytest.approx(9.375 * 1e4 / 6000)
     # bfloat16: 200 + 100 + 40 B (weights and Adam stay float32): 17.6 FLOP/byte, over the
     # bfloat16 ridge at 15: compute-bound
@@ -84,7 +106,9 @@ def test_a_prediction_is_the_binding_roof_over_the_training_flops():
     assert half["intensity"] == pytest.approx(6000 / 340) and half["bound"] == "compute"
     assert half["pictures_per_s"] == pytest.approx(1.5e5 / 6000)
     # each layer at its own roof: the input read, then the Dense layer memory-bound
-    assert slow["per_layer_pictures_per_s"] == pytest.approx(1 / (400 / 1e4 + 240 / 1e4))
+    assert slow["per_layer_pictures_per_s"] == pytest.approx(
+        1 / (400 / 1e4 + 240 / 1e4)
+    )
     # the upper bound: the compulsory bytes, (12,120 + 101,000 + 12,120) / 1,010 = 124 B a
     # picture without a cache, put 48.4 FLOP/byte under the memory roof; with unknown caches
     # (the toy's, a datasheet's) or ones that hold it all, only the compute roof bounds
@@ -108,36 +132,62 @@ def test_bad_roofs_and_a_missing_format_get_clear_errors():
 def test_a_record_becomes_a_point_with_its_prediction_and_share():
     net = models.cifar10_net()
     flops = 3 * roofline.flops_per_image(net)
-    record = {"model": "cifar10_net", "device": "cpu:0", "batch_size": 128, "dtype": "float32",
-              "augment_in_model": False, "images_per_s": 500.0,
-              "achieved_flops_per_s": 500.0 * flops, "training_flops_per_image": flops}
+    record = {
+        "model": "cifar10_net",
+        "device": "cpu:0",
+        "batch_size": 128,
+        "dtype": "float32",
+        "augment_in_model": False,
+        "images_per_s": 500.0,
+        "achieved_flops_per_s": 500.0 * flops,
+        "training_flops_per_image": flops,
+    }
     device = roofs.roofs("cpu:0", 20e9, {"float32": 200e9}, "measured here")
     (point,) = roofline.points([record], [device])
     assert point["intensity"] == pytest.approx(roofline.training_intensity(net, 128))
     # about 72 FLOP/byte to train, far above the ridge at 10: compute-bound at 200 GFLOP/s
     assert point["predicted"] == pytest.approx(200e9 / flops)
-    assert point["ratio"] == pytest.approx(500.0 * flops / 200e9) and point["bound"] == "compute"
+    assert (
+        point["ratio"] == pytest.approx(500.0 * flops / 200e9)
+        and point["bound"] == "compute"
+    )
     (elsewhere,) = roofline.points([{**record, "device": "gpu:0"}], [device])
     assert elsewhere["predicted"] is None and elsewhere["ratio"] is None
-    assert "of the multiply then" not in roofline.table([point])  # no probe in the record
+    assert "of the multiply then" not in roofline.table(
+        [point]
+    )  # no probe in the record
     # the multiply timed right before and after the run: 160 and 80 GFLOP/s (busier after)
     (probed,) = roofline.points([{**record, "multiply_now": [160e9, 80e9]}], [device])
     achieved = 500.0 * flops
-    assert probed["of_multiply_now"] == pytest.approx([achieved / 80e9, achieved / 160e9])
+    assert probed["of_multiply_now"] == pytest.approx(
+        [achieved / 80e9, achieved / 160e9]
+    )
     shown = roofline.table([probed, point])["of the multiply then"].tolist()
-    assert shown == [f"{roofline.share(achieved / 160e9)}-{roofline.share(achieved / 80e9)}",
-                     "-"]  # lowest share first; a point without a probe shows none
+    assert shown == [
+        f"{roofline.share(achieved / 160e9)}-{roofline.share(achieved / 80e9)}",
+        "-",
+    ]  # lowest share first; a point without a probe shows none
     (steady,) = roofline.points([{**record, "multiply_now": [160e9, 160e9]}], [device])
-    assert roofline.table([steady])["of the multiply then"][0] == roofline.share(achieved / 160e9)
+    assert roofline.table([steady])["of the multiply then"][0] == roofline.share(
+        achieved / 160e9
+    )
 
 
 def test_readings_follow_the_share_of_the_prediction():
-    assert [roofline.reading(r, short=True) for r in (1.3, 1.01, 1.004, 0.9, 0.5, 0.1)] == [
-        "above the roof", "above the roof", "near the roof", "near the roof", "below the roof",
-        "far below the roof"]  # just above is above, judged as printed: 100 % is not above
+    assert [
+        roofline.reading(r, short=True) for r in (1.3, 1.01, 1.004, 0.9, 0.5, 0.1)
+    ] == [
+        "above the roof",
+        "above the roof",
+        "near the roof",
+        "near the roof",
+        "below the roof",
+        "far below the roof",
+    ]  # just above is above, judged as printed: 100 % is not above
     assert "would take 45% of each step" in roofline.reading(0.45)
     assert roofline.reading(0.8, bound="memory") == (
-        "near the roof: consistent with memory bandwidth setting the pace")
+        "near the roof: consistent with memory bandwidth setting the pace"
+    )
     assert (roofline.share(0.0023), roofline.share(0.11)) == ("0.2%", "11%")
 
 
@@ -147,14 +197,24 @@ def test_a_run_above_its_roof_blames_the_prediction_or_low_roofs():
     for now in (None, 0.5, 1.0):
         words = roofline.reading(1.3, speed_now=now)
         assert "either the prediction is wrong (its FLOP count" in words
-        assert "ran beside other work and the roofs are low" in words  # both 00 and now busy
+        assert (
+            "ran beside other work and the roofs are low" in words
+        )  # both 00 and now busy
     assert roofline.reading(1.3, bound="memory").endswith(
-        "its memory roof is an estimate, not a bound")  # caches beat the cache-blind count
+        "its memory roof is an estimate, not a bound"
+    )  # caches beat the cache-blind count
     assert "run notebook 00 again" in roofline.reading(1.3, speed_now=1.4)
-    over = {"label": "net", "where": "cpu:0", "ratio": 1.2, "bound": "compute",
-            "pictures_per_s": 1.0, "flops_per_s": 1.0}
-    assert roofline.summary([over]).startswith("Above the roof: net on cpu:0 (120%); the "
-                                               "roofs are the fastest multiply")
+    over = {
+        "label": "net",
+        "where": "cpu:0",
+        "ratio": 1.2,
+        "bound": "compute",
+        "pictures_per_s": 1.0,
+        "flops_per_s": 1.0,
+    }
+    assert roofline.summary([over]).startswith(
+        "Above the roof: net on cpu:0 (120%); the roofs are the fastest multiply"
+    )
     assert "run notebook 00 again" in roofline.summary([over], speed_now=1.3)
 
 
@@ -164,31 +224,57 @@ def test_every_recorded_run_stays_under_its_upper_bound():
     runs = results.load()
     assert runs, "no bench record in results/"
     for r in runs:
-        device = roofs.roofs(r["device"], math.inf, {r["dtype"]: r["matmul_peak"][
-            "flops_per_s"]}, "recorded", kind="recorded")
+        device = roofs.roofs(
+            r["device"],
+            math.inf,
+            {r["dtype"]: r["matmul_peak"]["flops_per_s"]},
+            "recorded",
+            kind="recorded",
+        )
         model = models.build(r["model"], r["augment_in_model"])
         p = roofline.predict(model, device, r["dtype"], r["batch_size"])
         assert p["upper_bound_roof"] == "compute", (r["model"], r["date"])
-        assert r["images_per_s"] <= p["upper_bound"], (r["model"], r["date"], p["upper_bound"])
+        assert r["images_per_s"] <= p["upper_bound"], (
+            r["model"],
+            r["date"],
+            p["upper_bound"],
+        )
 
 
 def test_the_summary_names_the_closest_and_the_furthest_and_what_they_compute():
     def point(label, ratio, flops_per_picture):
-        return {"label": label, "where": "cpu:0", "ratio": ratio, "pictures_per_s": 10.0,
-                "flops_per_s": 10.0 * flops_per_picture}
+        return {
+            "label": label,
+            "where": "cpu:0",
+            "ratio": ratio,
+            "pictures_per_s": 10.0,
+            "flops_per_s": 10.0 * flops_per_picture,
+        }
 
     line = roofline.summary([point("deep", 0.9, 5e9), point("small", 0.3, 1e8)])
     # cpu:0 at 90 % of its prediction, cpu:0 at 30 %; the closer one's arithmetic against the
     # other's per step and per picture: 50x both
-    assert numbers(line) == [0, 90, 0, 30, 50.0, 50.0] and "not timed in alternation" in line
-    assert line.startswith("Closest to its roof: deep") and "furthest below: small" in line
-    assert "ranks nothing by itself" in line and "the fixed-cost floor and the profile" in line
+    assert (
+        numbers(line) == [0, 90, 0, 30, 50.0, 50.0]
+        and "not timed in alternation" in line
+    )
+    assert (
+        line.startswith("Closest to its roof: deep") and "furthest below: small" in line
+    )
+    assert (
+        "ranks nothing by itself" in line
+        and "the fixed-cost floor and the profile" in line
+    )
     bigger = dict(point("small", 0.3, 1e8), batch=4)
-    assert numbers(roofline.summary([dict(point("deep", 0.9, 5e9), batch=1), bigger]))[4:6] == [
-        12.5, 50.0]  # per step 50x / 4: the other takes 4 pictures a step
-    assert "no run stands out" in roofline.summary([point("a", 0.5, 1), point("b", 0.45, 2)])
-    busy = roofline.summary([point("fast", 1.5, 1e9), point("deep", 0.9, 5e9),
-                             point("small", 0.3, 1e8)])
+    assert numbers(roofline.summary([dict(point("deep", 0.9, 5e9), batch=1), bigger]))[
+        4:6
+    ] == [12.5, 50.0]  # per step 50x / 4: the other takes 4 pictures a step
+    assert "no run stands out" in roofline.summary(
+        [point("a", 0.5, 1), point("b", 0.45, 2)]
+    )
+    busy = roofline.summary(
+        [point("fast", 1.5, 1e9), point("deep", 0.9, 5e9), point("small", 0.3, 1e8)]
+    )
     assert busy.startswith("Above the roof: fast") and numbers(busy)[:2] == [0, 150]
     assert "Closest to its roof: deep on cpu:0 (90%" in busy
 
@@ -199,11 +285,19 @@ def test_the_blogs_v100_ran_far_below_its_roof_and_supports_both_of_its_explanat
     # the backward pass and Adam, step 2 trains at 15.5 FLOP/byte, left of the ridge
     assert all(p["flops_per_s"] < 15.7e12 for p in points.values())
     assert {s: p["bound"] for s, p in points.items()} == {
-        "2": "memory", "2b": "compute", "3": "compute", "cifar10": "compute"}
-    assert max(points[s]["ratio"] for s in ("2", "2b", "3")) < 0.03  # cat/dog: under 3 %
+        "2": "memory",
+        "2b": "compute",
+        "3": "compute",
+        "cifar10": "compute",
+    }
+    assert (
+        max(points[s]["ratio"] for s in ("2", "2b", "3")) < 0.03
+    )  # cat/dog: under 3 %
     assert 0.05 < points["cifar10"]["ratio"] < 0.2  # CIFAR-10 at batch 512: about 11 %
     words = roofline.blog_reading(list(points.values()))
-    assert "consistent with the blog's explanation, an input pipeline on the CPU" in words
+    assert (
+        "consistent with the blog's explanation, an input pipeline on the CPU" in words
+    )
     assert "consistent with the blog's reading that more arithmetic" in words
 
 
@@ -221,7 +315,9 @@ def profiler_flops(model):
     options["output"] = "none"
     report = tf.compat.v1.profiler.profile(graph=graph, cmd="op", options=options)
     counts, todo = {}, list(report.children)
-    while todo:  # the "op" view nests op types in a chain; float_ops is each type's own count
+    while (
+        todo
+    ):  # the "op" view nests op types in a chain; float_ops is each type's own count
         node = todo.pop()
         counts[node.name] = node.float_ops
         todo += node.children
@@ -232,12 +328,20 @@ def profiler_flops(model):
 def test_flops_from_layer_shapes_match_the_tensorflow_profiler(name):
     model = models.build(name)
     counted = profiler_flops(model)
-    assert roofline.flops_per_image(model) == counted["Conv2D"] + counted.get("MatMul", 0)
+    assert roofline.flops_per_image(model) == counted["Conv2D"] + counted.get(
+        "MatMul", 0
+    )
 
 
 def test_flops_of_a_tiny_net_by_hand():
-    model = keras.Sequential([keras.Input((5, 5, 1)), keras.layers.Conv2D(2, 3),
-                              keras.layers.Flatten(), keras.layers.Dense(3)])
+    model = keras.Sequential(
+        [
+            keras.Input((5, 5, 1)),
+            keras.layers.Conv2D(2, 3),
+            keras.layers.Flatten(),
+            keras.layers.Dense(3),
+        ]
+    )
     # conv: 3x3 outputs x 2 filters, 9 multiply-adds each; dense: 18 inputs x 3 outputs
     assert roofline.flops_per_image(model) == 2 * (3 * 3 * 2 * 9) + 2 * (18 * 3)
 
@@ -247,20 +351,29 @@ def test_depthwise_convolutions_count_so_mobilenet_matches_its_paper():
     # all in its depthwise and pointwise convolutions (the 1000-way top adds 0.26 million)
     base = models.imagenet_base("mobilenet_0.25", 224)
     assert abs(roofline.flops_per_image(base) / 2 - 41e6) / 41e6 < 0.03
-    depthwise = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.DepthwiseConv2D(3)])
-    assert roofline.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9  # 2x2x2 outputs, 9 each
+    depthwise = keras.Sequential(
+        [keras.Input((4, 4, 2)), keras.layers.DepthwiseConv2D(3)]
+    )
+    assert (
+        roofline.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9
+    )  # 2x2x2 outputs, 9 each
 
 
 def test_cifar10_net_matches_the_tensorflow_tutorial():
     model = models.cifar10_net()
     assert model.count_params() == 1_068_298  # the tutorial's own figure
     multiply_adds = roofline.flops_per_image(model) / 2
-    assert abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1  # "about 19.5M multiply-add operations"
+    assert (
+        abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1
+    )  # "about 19.5M multiply-add operations"
     assert model.input_shape == (None, 24, 24, 3) and model.output_shape == (None, 10)
 
 
 def test_deeper_nets_need_more_arithmetic_per_picture_and_per_byte():
-    nets = [models.build(n) for n in ("cats_dogs_original", "cats_dogs_128px", "cats_dogs_deep")]
+    nets = [
+        models.build(n)
+        for n in ("cats_dogs_original", "cats_dogs_128px", "cats_dogs_deep")
+    ]
     flops = [roofline.flops_per_image(n) for n in nets]
     intensity = [roofline.arithmetic_intensity(n) for n in nets]
     assert flops[1] > 10 * flops[0] and flops[2] > 4 * flops[1]
@@ -268,8 +381,14 @@ def test_deeper_nets_need_more_arithmetic_per_picture_and_per_byte():
 
 
 def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
-    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3),
-                              keras.layers.Flatten(), keras.layers.Dense(2)])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.Conv2D(4, 3),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2),
+        ]
+    )
     # input read once: 8*8*3 float32 = 768 B; the convolution's 6*6*4 = 144 outputs touched 5
     # times (2,880 B) and its 112 parameters 40 B a step over 4 pictures (1,120 B); Flatten moves
     # nothing; the Dense layer's 2 outputs (40 B) and 290 parameters (2,900 B)
@@ -279,5 +398,7 @@ def test_training_bytes_match_a_hand_count_of_a_two_layer_network():
     flops = 3 * (2 * 108 * 36 + 2 * 288)  # training = 3 x forward
     assert roofline.training_intensity(model, batch=4) == pytest.approx(flops / 7708)
     # each layer at its own roof: the convolution compute-bound, the Dense layer memory-bound
-    seconds = roofline.layer_roofline_seconds(model, 4, flops_per_s=1e6, bytes_per_s=1e6)
+    seconds = roofline.layer_roofline_seconds(
+        model, 4, flops_per_s=1e6, bytes_per_s=1e6
+    )
     assert seconds == pytest.approx(768 / 1e6 + 3 * 7776 / 1e6 + 2940 / 1e6)

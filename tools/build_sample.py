@@ -48,7 +48,9 @@ class Builder:
     def read(self, relative):
         data = (self.source / relative).read_bytes()
         if self.source_manifest.get(relative) != sha256_bytes(data):
-            sys.exit(f"{self.source / relative} does not match the source MANIFEST; stopping.")
+            sys.exit(
+                f"{self.source / relative} does not match the source MANIFEST; stopping."
+            )
         return data
 
     def write(self, relative, data):
@@ -71,23 +73,31 @@ class Builder:
             for cls in ("cats", "dogs"):
                 for n in numbers:
                     name = f"{cls[:-1]}.{n}.jpg"
-                    self.shrink_jpeg(f"cats_vs_dogs/{split}/{cls}/{name}",
-                                     f"cats_dogs/{split}/{cls}/{name}")
+                    self.shrink_jpeg(
+                        f"cats_vs_dogs/{split}/{cls}/{name}",
+                        f"cats_dogs/{split}/{cls}/{name}",
+                    )
         for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
             self.copy(f"mnist/{name}")
         self.copy("tinyshakespeare/input.txt")
         for split, count in IMDB.items():
             for cls in ("neg", "pos"):
-                names = [p.name for p in (self.source / "imdb" / split / cls).glob("*.txt")]
+                names = [
+                    p.name for p in (self.source / "imdb" / split / cls).glob("*.txt")
+                ]
                 names.sort(key=lambda n: int(re.match(r"\d+", n).group()))
                 for name in names[:count]:
                     self.copy(f"imdb/{split}/{cls}/{name}")
         for folder in sorted((self.source / "cifar10" / "test_jpg").iterdir()):
             for path in sorted(folder.glob("*.jpg"))[:CIFAR_PER_CLASS]:
-                self.copy(f"cifar10/test_jpg/{folder.name}/{path.name}",
-                          f"cifar10/{folder.name}/{path.name}")
-        self.copy("pretrained/keras/mobilenet_2_5_224_tf_no_top.h5",
-                  "pretrained/mobilenet_2_5_224_tf_no_top.h5")
+                self.copy(
+                    f"cifar10/test_jpg/{folder.name}/{path.name}",
+                    f"cifar10/{folder.name}/{path.name}",
+                )
+        self.copy(
+            "pretrained/keras/mobilenet_2_5_224_tf_no_top.h5",
+            "pretrained/mobilenet_2_5_224_tf_no_top.h5",
+        )
         for name in ("mobilenet_v1_0.25_128_quant.tflite", "imagenet_labels.txt"):
             self.copy(f"pretrained/tflite/{name}", f"pretrained/{name}")
         self.copy("pretrained/tflite/LICENSE", "pretrained/LICENSE.tflite")
@@ -109,15 +119,23 @@ class Builder:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", default=SOURCE, type=Path)
-    parser.add_argument("--check", action="store_true", help="rebuild elsewhere and compare")
+    parser.add_argument(
+        "--check", action="store_true", help="rebuild elsewhere and compare"
+    )
     args = parser.parse_args()
     if not (args.source / "MANIFEST.sha256").exists():
-        sys.exit(f"No source data at {args.source} (expected ../shared/data); use --source.")
+        sys.exit(
+            f"No source data at {args.source} (expected ../shared/data); use --source."
+        )
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             rebuilt = Builder(args.source, tmp).build()
         same = rebuilt == (ROOT / "data" / "MANIFEST.sha256").read_text()
-        print("data/ matches a fresh rebuild" if same else "data/ differs from a fresh rebuild")
+        print(
+            "data/ matches a fresh rebuild"
+            if same
+            else "data/ differs from a fresh rebuild"
+        )
         return 0 if same else 1
     target = ROOT / "data"
     for child in target.iterdir() if target.exists() else []:

@@ -27,14 +27,22 @@ import subprocess
 import sys
 import time
 
-from tools import BUILD, ROOT, colab, export_slides, is_plumbing, notebook_parser, notebooks
+from tools import (
+    BUILD,
+    ROOT,
+    colab,
+    export_slides,
+    is_plumbing,
+    notebook_parser,
+    notebooks,
+)
 from tools.slide_types import NOTES
 
 import nbformat
 
 # the repository slug and branch of pyproject.toml's [tool.course], as the badges have them
 COLAB = f"https://colab.research.google.com/github/{colab.REPO}/blob/{colab.BRANCH}/notebooks/"
-CONF = '''project = "Deep learning and GPUs"
+CONF = """project = "Deep learning and GPUs"
 author = "the course authors"
 extensions = ["myst_nb"]
 nb_execution_mode = "off"  # the notebooks were executed by tools/run_course.py
@@ -51,20 +59,33 @@ mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML"  # node_modules
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3  # glossary.md#tfdata: the notebooks link the glossary's entries
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
-'''
+"""
 GLOSSARY = ROOT / "notebooks" / "glossary.md"  # a page of its own, after the notebooks
-MATHJAX = ROOT / "node_modules" / "mathjax"  # npm's (make course runs `npm ci` where npm is)
+MATHJAX = (
+    ROOT / "node_modules" / "mathjax"
+)  # npm's (make course runs `npm ci` where npm is)
 TEMPLATES = ROOT / "tools" / "templates"
-LITERT = ROOT / "node_modules" / "@litertjs"  # LiteRT.js, pinned in package.json like MathJax
+LITERT = (
+    ROOT / "node_modules" / "@litertjs"
+)  # LiteRT.js, pinned in package.json like MathJax
 # What try.html loads: node_modules/@litertjs/<source> copied into _try/litert/<target>. Only the
 # runtimes without threads or JSPI: relaxed-SIMD browsers load the first, the others "compat".
-LITERT_FILES = {"core/dist/index.js": "index.js", "wasm-utils/dist/index.js": "wasm-utils.js",
-                **{f"core/wasm/{name}": name for name in (
-                    "litert_wasm_internal.js", "litert_wasm_internal.wasm",
-                    "litert_wasm_compat_internal.js", "litert_wasm_compat_internal.wasm")}}
+LITERT_FILES = {
+    "core/dist/index.js": "index.js",
+    "wasm-utils/dist/index.js": "wasm-utils.js",
+    **{
+        f"core/wasm/{name}": name
+        for name in (
+            "litert_wasm_internal.js",
+            "litert_wasm_internal.wasm",
+            "litert_wasm_compat_internal.js",
+            "litert_wasm_compat_internal.wasm",
+        )
+    },
+}
 MODEL = BUILD / "12_export"  # notebook 12's model.tflite and class_names.json
 # Without MathJax: formulas written as TeX, as MathJax's renderer writes them, and no script.
-TEX_ONLY = '''
+TEX_ONLY = """
 html_math_renderer = "tex"
 
 
@@ -74,7 +95,7 @@ def setup(app):
     app.add_html_math_renderer("tex", (mathjax.html_visit_math, None),
                                (mathjax.html_visit_displaymath, None))
     return {"parallel_read_safe": True}
-'''
+"""
 
 
 def links(path, decks):
@@ -83,8 +104,10 @@ def links(path, decks):
     found = []
     if (decks / f"{path.stem}.slides.html").exists():
         found.append(f'<a href="../slides/{path.stem}.slides.html">Slides</a>')
-    found.append(f'<a href="{COLAB}{path.name}"><img src="_static/colab-badge.svg" '
-                 'alt="Open in Colab" style="vertical-align: middle"></a>')
+    found.append(
+        f'<a href="{COLAB}{path.name}"><img src="_static/colab-badge.svg" '
+        'alt="Open in Colab" style="vertical-align: middle"></a>'
+    )
     found.append(f'<a href="_notebooks/{path.name}" download>Download the notebook</a>')
     return " · ".join(found)
 
@@ -92,23 +115,31 @@ def links(path, decks):
 def collapsed(notes):
     """Instructor notes (markdown starting with NOTES) as a closed <details> block: a learner
     reading the page sees one line, an instructor opens it."""
-    body = notes[len(NOTES):].strip()
-    body = body[:1].upper() + body[1:]  # "**Instructor notes:** the header..." -> "The header..."
-    return (f'<details class="instructor-notes">\n<summary>Instructor notes</summary>\n\n'
-            f"{body}\n\n</details>")
+    body = notes[len(NOTES) :].strip()
+    body = (
+        body[:1].upper() + body[1:]
+    )  # "**Instructor notes:** the header..." -> "The header..."
+    return (
+        f'<details class="instructor-notes">\n<summary>Instructor notes</summary>\n\n'
+        f"{body}\n\n</details>"
+    )
 
 
 def page(nb, path, decks):
     """The notebook as the site shows it: the Colab plumbing replaced by a line of links,
     the instructor notes collapsed."""
-    nb = nbformat.from_dict(json.loads(json.dumps(nb)))  # a copy: the notebook is left as it was
+    nb = nbformat.from_dict(
+        json.loads(json.dumps(nb))
+    )  # a copy: the notebook is left as it was
     nb.cells = [c for c in nb.cells if not is_plumbing(c)]
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith(NOTES):
             cell.source = collapsed(cell.source)
     header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
     nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path, decks)))
-    nb.metadata.pop("widgets", None)  # no widget state: it would load require.js from a CDN
+    nb.metadata.pop(
+        "widgets", None
+    )  # no widget state: it would load require.js from a CDN
     return nb
 
 
@@ -137,21 +168,30 @@ def recorded_tables():
 
     runs, records = ladder.load_runs(ladder.RECORDED), results.load()
     shown = ladder.table(ladder.summary(runs), "recorded") if runs else None
-    return (shown.to_html(index=False, border=0) if runs else "No ladder is recorded yet.",
-            results.table(records).to_html(index=False, border=0) if records
-            else "No benchmark run is recorded yet.")
+    return (
+        shown.to_html(index=False, border=0) if runs else "No ladder is recorded yet.",
+        results.table(records).to_html(index=False, border=0)
+        if records
+        else "No benchmark run is recorded yet.",
+    )
 
 
 def lacks(model=MODEL):
     """What try.html would lack, as sentences that say how to get it: [] when nothing."""
     missing = []
     if not all((LITERT / source).is_file() for source in LITERT_FILES):
-        missing.append("LiteRT.js, which comes from npm: install Node.js, run <code>npm ci</code>,"
-                       " then <code>make site</code>")
-    if not ((model / "model.tflite").is_file() and (model / "class_names.json").is_file()):
-        missing.append("the model: run notebook 12 (<code>make course</code>), which exports "
-                       "<code>model.tflite</code> and <code>class_names.json</code> into "
-                       "build/12_export/, then <code>make site</code>")
+        missing.append(
+            "LiteRT.js, which comes from npm: install Node.js, run <code>npm ci</code>,"
+            " then <code>make site</code>"
+        )
+    if not (
+        (model / "model.tflite").is_file() and (model / "class_names.json").is_file()
+    ):
+        missing.append(
+            "the model: run notebook 12 (<code>make course</code>), which exports "
+            "<code>model.tflite</code> and <code>class_names.json</code> into "
+            "build/12_export/, then <code>make site</code>"
+        )
     return missing
 
 
@@ -166,21 +206,32 @@ def try_page(out, model=MODEL):
         (folder / "litert").mkdir(exist_ok=True)
         for source, target in LITERT_FILES.items():
             shutil.copy2(LITERT / source, folder / "litert" / target)
-        core = folder / "litert" / "index.js"  # its one import, made a path the browser finds
+        core = (
+            folder / "litert" / "index.js"
+        )  # its one import, made a path the browser finds
         text = core.read_text()
         if 'from "@litertjs/wasm-utils"' not in text:
-            raise SystemExit(f"{LITERT / 'core'} no longer imports @litertjs/wasm-utils as "
-                             "tools/build_site.py expects: check the pinned version")
-        core.write_text(text.replace('from "@litertjs/wasm-utils"', 'from "./wasm-utils.js"'))
+            raise SystemExit(
+                f"{LITERT / 'core'} no longer imports @litertjs/wasm-utils as "
+                "tools/build_site.py expects: check the pinned version"
+            )
+        core.write_text(
+            text.replace('from "@litertjs/wasm-utils"', 'from "./wasm-utils.js"')
+        )
     if (model / "model.tflite").is_file() and (model / "class_names.json").is_file():
         for name in ("model.tflite", "class_names.json"):
             shutil.copy2(model / name, folder / name)
     shutil.copy2(TEMPLATES / "try.js", folder / "try.js")
-    status = ("This page lacks " + "; and ".join(missing) + "." if missing
-              else "Loading LiteRT.js and the model…")
+    status = (
+        "This page lacks " + "; and ".join(missing) + "."
+        if missing
+        else "Loading LiteRT.js and the model…"
+    )
     script = "" if missing else '<script type="module" src="_try/try.js"></script>'
     html = (TEMPLATES / "try.html").read_text()
-    (out / "try.html").write_text(html.replace("@STATUS@", status).replace("@SCRIPT@", script))
+    (out / "try.html").write_text(
+        html.replace("@STATUS@", status).replace("@SCRIPT@", script)
+    )
 
 
 def home(paths):
@@ -236,8 +287,11 @@ def write_sources(pages, src):
     for name in ("colab-badge.svg", "site.css"):
         shutil.copy2(ROOT / "tools" / "templates" / name, src / "_static")
     if MATHJAX.is_dir():
-        shutil.copytree(MATHJAX, src / "_static" / "mathjax",
-                        ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"))
+        shutil.copytree(
+            MATHJAX,
+            src / "_static" / "mathjax",
+            ignore=shutil.ignore_patterns("unpacked", "test", "*.md", "docs"),
+        )
     for path, nb in pages.items():
         nbformat.write(page(nb, path, src.parent / "slides"), src / path.name)
     shutil.copy2(GLOSSARY, src / GLOSSARY.name)
@@ -256,8 +310,20 @@ def build(pages, out, model=MODEL):
     src = out.parent / f"{out.name}_src"
     write_sources(pages, src)
     shutil.rmtree(out, ignore_errors=True)
-    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto",
-                           str(src), str(out)])
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-q",
+            "-j",
+            "auto",
+            str(src),
+            str(out),
+        ]
+    )
     if done.returncode != 0:
         raise SystemExit(f"sphinx-build failed on {src} (exit code {done.returncode})")
     (out / "_notebooks").mkdir()
@@ -270,15 +336,31 @@ def build(pages, out, model=MODEL):
 def main(argv=None):
     args = notebook_parser(__doc__.splitlines()[0], "site").parse_args(argv)
     paths = notebooks(args.only)
-    seconds = build({path: export_slides.last_run_or_execute(path, args.profile)[0]
-                     for path in paths}, args.out)
-    tex = "" if MATHJAX.is_dir() else ("; formulas show as TeX source: MathJax comes with "
-                                       "Node.js (install it, then run make site)")
-    print(f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
-          f"open {args.out / 'index.html'}{tex}")
+    seconds = build(
+        {
+            path: export_slides.last_run_or_execute(path, args.profile)[0]
+            for path in paths
+        },
+        args.out,
+    )
+    tex = (
+        ""
+        if MATHJAX.is_dir()
+        else (
+            "; formulas show as TeX source: MathJax comes with "
+            "Node.js (install it, then run make site)"
+        )
+    )
+    print(
+        f"site of {len(paths)} notebooks built in {seconds:.0f} s; "
+        f"open {args.out / 'index.html'}{tex}"
+    )
     missing = "; and ".join(re.sub("<[^>]+>", "", why) for why in lacks())
-    print(f"try.html (your classifier in a browser) lacks {missing}" if missing else
-          "make serve: the site and try.html, your classifier, on a phone on the same network")
+    print(
+        f"try.html (your classifier in a browser) lacks {missing}"
+        if missing
+        else "make serve: the site and try.html, your classifier, on a phone on the same network"
+    )
     return 0
 
 

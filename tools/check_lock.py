@@ -42,20 +42,31 @@ def manylinux(arch):
     """pip's platform tags for a Linux with glibc 2.GLIBC on `arch`, newest first."""
     legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
     return [f"manylinux_2_{minor}_{arch}" for minor in range(GLIBC, 4, -1)] + [
-        f"{name}_{arch}" for minor, name in legacy.items() if minor == 17 or arch == "x86_64"]
+        f"{name}_{arch}"
+        for minor, name in legacy.items()
+        if minor == 17 or arch == "x86_64"
+    ]
 
 
 def _markers(system, machine):
     platform = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}[system]
-    return {"sys_platform": platform, "platform_system": system, "platform_machine": machine,
-            "os_name": "nt" if system == "Windows" else "posix"}
+    return {
+        "sys_platform": platform,
+        "platform_system": system,
+        "platform_machine": machine,
+        "os_name": "nt" if system == "Windows" else "posix",
+    }
 
 
 # name: (what messages call it, its marker values, pip's --platform tags); pip adds the older
 # macOS versions to macosx_12_0 itself.
 PLATFORMS = {
     "linux-x86_64": ("Linux x86-64", _markers("Linux", "x86_64"), manylinux("x86_64")),
-    "linux-aarch64": ("Linux aarch64", _markers("Linux", "aarch64"), manylinux("aarch64")),
+    "linux-aarch64": (
+        "Linux aarch64",
+        _markers("Linux", "aarch64"),
+        manylinux("aarch64"),
+    ),
     "macos-arm64": ("macOS arm64", _markers("Darwin", "arm64"), ["macosx_12_0_arm64"]),
     "windows-x86_64": ("Windows x86-64", _markers("Windows", "AMD64"), ["win_amd64"]),
 }
@@ -75,12 +86,22 @@ class Pin:
 def pins(text=None):
     """The lock's pins, in its order; a package is there twice where a marker picks its version."""
     found = []
-    for block in re.split(r"\n(?=[A-Za-z0-9])", LOCK.read_text() if text is None else text):
+    for block in re.split(
+        r"\n(?=[A-Za-z0-9])", LOCK.read_text() if text is None else text
+    ):
         first = block.splitlines()[0]
-        pin = re.match(r"([A-Za-z0-9_.\-]+)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$", first)
+        pin = re.match(
+            r"([A-Za-z0-9_.\-]+)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$", first
+        )
         if pin:
-            found.append(Pin(canonicalize_name(pin[1]), pin[2], pin[3],
-                             set(re.findall(r"--hash=sha256:([0-9a-f]{64})", block))))
+            found.append(
+                Pin(
+                    canonicalize_name(pin[1]),
+                    pin[2],
+                    pin[3],
+                    set(re.findall(r"--hash=sha256:([0-9a-f]{64})", block)),
+                )
+            )
     return found
 
 
@@ -89,7 +110,9 @@ def pythons(every):
     a marker of the lock changes what is installed."""
     versions = {f"{minor}.0" for minor in supported()}
     for pin in every:
-        for version in re.findall(r"python_full_version\s*[<>=!~]+\s*'([\d.]+)'", pin.marker or ""):
+        for version in re.findall(
+            r"python_full_version\s*[<>=!~]+\s*'([\d.]+)'", pin.marker or ""
+        ):
             parts = (version.split(".") + ["0"])[:3]  # '3.12' is 3.12.0
             if ".".join(parts[:2]) in supported():
                 versions.add(".".join(parts))
@@ -98,10 +121,16 @@ def pythons(every):
 
 def environment(platform, python):
     """The marker values of `platform` (a PLATFORMS key) with CPython `python` ('3.12.0')."""
-    return {**PLATFORMS[platform][1], "python_version": ".".join(python.split(".")[:2]),
-            "python_full_version": python, "implementation_version": python,
-            "implementation_name": "cpython", "platform_python_implementation": "CPython",
-            "platform_release": "", "platform_version": ""}
+    return {
+        **PLATFORMS[platform][1],
+        "python_version": ".".join(python.split(".")[:2]),
+        "python_full_version": python,
+        "implementation_version": python,
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "platform_release": "",
+        "platform_version": "",
+    }
 
 
 def applies(every, env):
@@ -112,19 +141,43 @@ def applies(every, env):
 def roots():
     """requirements.txt's requirements: where the walk through the dependencies starts."""
     lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return [Requirement(line) for line in lines if line.strip() and not line.startswith("#")]
+    return [
+        Requirement(line) for line in lines if line.strip() and not line.startswith("#")
+    ]
 
 
 def pip_dry_run(chosen, platform, python, tmp):
     """pip's report on installing `chosen` on `platform` with `python` ({} and pip's errors
     when it refuses)."""
-    (tmp / "requirements.txt").write_text("".join(
-        f"{pin.name}=={pin.version}\n" for pin in chosen if pin.name not in SOURCE_ONLY))
-    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps",
-               "--ignore-installed", "--only-binary=:all:", "--implementation", "cp",
-               "--python-version", python, *(f"--platform={tag}" for tag in PLATFORMS[platform][2]),
-               "--target", str(tmp / "target"), "--report", str(tmp / "report.json"),
-               "-r", str(tmp / "requirements.txt")]
+    (tmp / "requirements.txt").write_text(
+        "".join(
+            f"{pin.name}=={pin.version}\n"
+            for pin in chosen
+            if pin.name not in SOURCE_ONLY
+        )
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--dry-run",
+        "--quiet",
+        "--no-deps",
+        "--ignore-installed",
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        python,
+        *(f"--platform={tag}" for tag in PLATFORMS[platform][2]),
+        "--target",
+        str(tmp / "target"),
+        "--report",
+        str(tmp / "report.json"),
+        "-r",
+        str(tmp / "requirements.txt"),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     if done.returncode:
         errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
@@ -140,8 +193,10 @@ def wrong_hashes(report, chosen, label):
         name, info = canonicalize_name(item["metadata"]["name"]), item["download_info"]
         digest = info.get("archive_info", {}).get("hashes", {}).get("sha256")
         if digest not in hashes.get(name, set()):
-            problems.append(f"{label}: pip would install {info['url'].rsplit('/', 1)[-1]}, whose "
-                            f"sha256 ({digest}) is not one of the lock's hashes for {name}")
+            problems.append(
+                f"{label}: pip would install {info['url'].rsplit('/', 1)[-1]}, whose "
+                f"sha256 ({digest}) is not one of the lock's hashes for {name}"
+            )
     return problems
 
 
@@ -154,23 +209,31 @@ def missing(requires, chosen, env, label, start):
     todo = [("requirements.txt", None, requirement) for requirement in start]
     while todo:
         parent, extras, requirement = todo.pop()
-        if requirement.marker and not any(requirement.marker.evaluate({**env, "extra": extra})
-                                          for extra in ("", *(extras or ()))):
+        if requirement.marker and not any(
+            requirement.marker.evaluate({**env, "extra": extra})
+            for extra in ("", *(extras or ()))
+        ):
             continue
         name = canonicalize_name(requirement.name)
         needer = parent if extras is None else f"{parent} {pinned[parent]}"
         if name not in pinned:
-            problems.append(f"{label}: {needer} needs {requirement}, and the lock pins no "
-                            f"{name} there")
+            problems.append(
+                f"{label}: {needer} needs {requirement}, and the lock pins no "
+                f"{name} there"
+            )
             continue
         if not requirement.specifier.contains(pinned[name], prereleases=True):
-            problems.append(f"{label}: {needer} needs {requirement}, and the lock pins "
-                            f"{name}=={pinned[name]}")
+            problems.append(
+                f"{label}: {needer} needs {requirement}, and the lock pins "
+                f"{name}=={pinned[name]}"
+            )
         key = (name, frozenset(requirement.extras))
         if key not in seen:
             seen.add(key)
-            todo += [(name, requirement.extras, Requirement(line))
-                     for line in requires.get(name, [])]
+            todo += [
+                (name, requirement.extras, Requirement(line))
+                for line in requires.get(name, [])
+            ]
     return sorted(problems)
 
 
@@ -180,27 +243,38 @@ def problems(platform, python, text=None, dry_run=pip_dry_run):
     label = f"{PLATFORMS[platform][0]}, Python {python}"
     env = environment(platform, python)
     chosen = applies(pins(text), env)
-    twice = sorted({pin.name for pin in chosen if [p.name for p in chosen].count(pin.name) > 1})
+    twice = sorted(
+        {pin.name for pin in chosen if [p.name for p in chosen].count(pin.name) > 1}
+    )
     if twice:
         return [f"{label}: the lock pins {name} twice there" for name in twice]
     with tempfile.TemporaryDirectory() as tmp:
         report, error = dry_run(chosen, platform, python, Path(tmp))
     if error:
         return [f"{label}: pip finds no wheel to install: {error}"]
-    requires = {canonicalize_name(item["metadata"]["name"]): item["metadata"].get(
-        "requires_dist", []) for item in report["install"]}
-    return wrong_hashes(report, chosen, label) + missing(requires, chosen, env, label, roots())
+    requires = {
+        canonicalize_name(item["metadata"]["name"]): item["metadata"].get(
+            "requires_dist", []
+        )
+        for item in report["install"]
+    }
+    return wrong_hashes(report, chosen, label) + missing(
+        requires, chosen, env, label, roots()
+    )
 
 
 def start(combinations, jobs=4):
     """Check each (platform, python) of `combinations`, `jobs` at a time (pip mostly waits for
     the index); {combination: Future of (problems, seconds)}."""
+
     def timed(platform, python):
         begin = time.perf_counter()
         return problems(platform, python), time.perf_counter() - begin
 
     pool = ThreadPoolExecutor(jobs)
-    futures = {combination: pool.submit(timed, *combination) for combination in combinations}
+    futures = {
+        combination: pool.submit(timed, *combination) for combination in combinations
+    }
     pool.shutdown(wait=False)  # the queued checks still run
     return futures
 
@@ -211,16 +285,26 @@ def main(argv=None):
     parser.add_argument("--python", action="append", help="e.g. 3.12.0 (default: all)")
     parser.add_argument("--jobs", type=int, default=4)
     args = parser.parse_args(argv)
-    combinations = [(platform, python) for platform in args.platform or PLATFORMS
-                    for python in args.python or pythons(pins())]
+    combinations = [
+        (platform, python)
+        for platform in args.platform or PLATFORMS
+        for python in args.python or pythons(pins())
+    ]
     failed = 0
     for (platform, python), future in start(combinations, args.jobs).items():
         found, seconds = future.result()
         failed += bool(found)
-        print(f"{'FAILED' if found else 'ok':<6} {PLATFORMS[platform][0]}, Python {python} "
-              f"({seconds:.0f} s)", *found, sep="\n  " if found else "", flush=True)
-    print(f"requirements.lock: {len(combinations) - failed} of {len(combinations)} platform and "
-          "Python combinations install")
+        print(
+            f"{'FAILED' if found else 'ok':<6} {PLATFORMS[platform][0]}, Python {python} "
+            f"({seconds:.0f} s)",
+            *found,
+            sep="\n  " if found else "",
+            flush=True,
+        )
+    print(
+        f"requirements.lock: {len(combinations) - failed} of {len(combinations)} platform and "
+        "Python combinations install"
+    )
     return 1 if failed else 0
 
 

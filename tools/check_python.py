@@ -28,12 +28,26 @@ def verdict(version, name, goals=""):
     listed = ", ".join(names[:-1]) + " or " + names[-1]
     if OLDEST <= tuple(version[:2]) <= NEWEST:
         return True, "Python " + found + " (" + name + "): supported (" + listed + ")"
-    age = "too old" if tuple(version[:2]) < OLDEST else "newer than the course is tested on"
+    age = (
+        "too old"
+        if tuple(version[:2]) < OLDEST
+        else "newer than the course is tested on"
+    )
     command = ("PYTHON=python" + names[-2] + " make " + goals).rstrip()
-    return False, ("Python " + found + " (" + name + ") is " + age + ": the course needs Python "
-                   + listed + ".\nPoint make at one of those, for example:  " + command
-                   + "\n(install one from python.org, your package manager, pyenv or conda; "
-                   + "`python3.12 --version` shows whether it is there).")
+    return False, (
+        "Python "
+        + found
+        + " ("
+        + name
+        + ") is "
+        + age
+        + ": the course needs Python "
+        + listed
+        + ".\nPoint make at one of those, for example:  "
+        + command
+        + "\n(install one from python.org, your package manager, pyenv or conda; "
+        + "`python3.12 --version` shows whether it is there)."
+    )
 
 
 def main(argv):

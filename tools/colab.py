@@ -25,9 +25,10 @@ COLAB_LACKS = ("gputil",)
 
 SETUP_LEAD_IN = (
     "**On Colab** the next cell fetches the course and installs the one package Colab lacks "
-    "(Colab's own TensorFlow and Keras are kept); anywhere else it does nothing.")
+    "(Colab's own TensorFlow and Keras are kept); anywhere else it does nothing."
+)
 
-SETUP_CODE = '''\
+SETUP_CODE = """\
 # Colab only: clone the course, install what Colab lacks, work in its notebooks/ folder.
 import os
 import subprocess
@@ -39,7 +40,7 @@ if "google.colab" in sys.modules and not os.path.isdir("../helpers"):
         subprocess.run(["git", "clone", "--depth=1", url], check=True)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", {pins}], check=True)
     os.chdir("{folder}/notebooks")
-    sys.path.insert(0, os.path.abspath(".."))'''
+    sys.path.insert(0, os.path.abspath(".."))"""
 
 
 def badge(name):
@@ -50,7 +51,11 @@ def badge(name):
 
 def colab_pins():
     lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return [line.strip() for line in lines if line.split("==")[0].strip().lower() in COLAB_LACKS]
+    return [
+        line.strip()
+        for line in lines
+        if line.split("==")[0].strip().lower() in COLAB_LACKS
+    ]
 
 
 def setup_code():
@@ -64,7 +69,11 @@ def tagged(cell, tag):
 
 def updated(old, kind, source, tag):
     """`old` (keeping its id) or a new cell, with this source, the tag and no slide."""
-    new = nbformat.v4.new_markdown_cell() if kind == "markdown" else nbformat.v4.new_code_cell()
+    new = (
+        nbformat.v4.new_markdown_cell()
+        if kind == "markdown"
+        else nbformat.v4.new_code_cell()
+    )
     cell = old if old is not None and old.cell_type == kind else new
     cell.source = source
     cell.metadata["tags"] = [tag]
@@ -80,9 +89,13 @@ def apply(path):
     rest = [c for c in nb.cells if c not in ours]
     old_badge = next((c for c in ours if tagged(c, BADGE_TAG)), None)
     old_setup = [c for c in ours if tagged(c, SETUP_TAG)] + [None, None]
-    nb.cells = [updated(old_badge, "markdown", badge(path.name), BADGE_TAG), *rest[:1],
-                updated(old_setup[0], "markdown", SETUP_LEAD_IN, SETUP_TAG),
-                updated(old_setup[1], "code", setup_code(), SETUP_TAG), *rest[1:]]
+    nb.cells = [
+        updated(old_badge, "markdown", badge(path.name), BADGE_TAG),
+        *rest[:1],
+        updated(old_setup[0], "markdown", SETUP_LEAD_IN, SETUP_TAG),
+        updated(old_setup[1], "code", setup_code(), SETUP_TAG),
+        *rest[1:],
+    ]
     nb.cells[3].outputs, nb.cells[3].execution_count = [], None
     if nbformat.writes(nb) == before:
         return False
@@ -99,7 +112,9 @@ def apply_readme(path=ROOT / "README.md"):
     for line in text.splitlines(keepends=True):
         if line.startswith("|") and link.search(line):
             line = old_badge.sub("", line)
-            line = link.sub(lambda m: f"{m.group(0)} {badge(m.group(1))}", line, count=1)
+            line = link.sub(
+                lambda m: f"{m.group(0)} {badge(m.group(1))}", line, count=1
+            )
         lines.append(line)
     if "".join(lines) == text:
         return False

@@ -43,7 +43,9 @@ def copy_assets(out):
         source, target = NODE_MODULES / source, out / target
         if source.is_dir():
             shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(source, target, ignore=shutil.ignore_patterns("unpacked", "test"))
+            shutil.copytree(
+                source, target, ignore=shutil.ignore_patterns("unpacked", "test")
+            )
         else:
             shutil.copy2(source, target)
     stamp.write_text(lock)
@@ -77,8 +79,15 @@ def last_run(path):
         return None, None
     for cell, original in zip(nb.cells, source.cells):
         cell.metadata = original.metadata  # slide types may have changed since the run
-    runs = json.loads((BUILD / "run.json").read_text()) if (BUILD / "run.json").exists() else []
-    run = next((r for r in runs if r["name"] == path.stem), {"profile": "build/", "status": "ok"})
+    runs = (
+        json.loads((BUILD / "run.json").read_text())
+        if (BUILD / "run.json").exists()
+        else []
+    )
+    run = next(
+        (r for r in runs if r["name"] == path.stem),
+        {"profile": "build/", "status": "ok"},
+    )
     return (nb, run["profile"]) if run["status"] == "ok" else (None, None)
 
 
@@ -87,7 +96,10 @@ def last_run_or_execute(path, profile):
     kept in build/ for the next tool."""
     nb, made_in = last_run(path)
     if nb is None:
-        print(f"{path.name}: no executed copy in {BUILD}; running it in {profile}", flush=True)
+        print(
+            f"{path.name}: no executed copy in {BUILD}; running it in {profile}",
+            flush=True,
+        )
         nb, made_in = run_course.execute(path, profile), profile
         BUILD.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, BUILD / path.name)
@@ -100,41 +112,63 @@ def export(nb, deck):
     nb = copy.deepcopy(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = cell.source.replace("](glossary.md#", "](../site/glossary.html#")
-    exporter = SlidesExporter(template_name="reveal_offline",
-                              extra_template_basedirs=[str(ROOT / "tools" / "templates")])
+            cell.source = cell.source.replace(
+                "](glossary.md#", "](../site/glossary.html#"
+            )
+    exporter = SlidesExporter(
+        template_name="reveal_offline",
+        extra_template_basedirs=[str(ROOT / "tools" / "templates")],
+    )
     exporter.reveal_url_prefix = "reveal.js"
     exporter.require_js_url = "require.js"
     exporter.jquery_url = "jquery.min.js"
     exporter.mathjax_url = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
-    exporter.reveal_theme = "white"  # its fonts ship with reveal.js; most themes fetch them
-    exporter.reveal_width, exporter.reveal_height = "1280", "900"  # more fits on a slide
-    exporter.reveal_scroll = True  # a slide taller than the screen scrolls instead of clipping
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title(nb)}})
+    exporter.reveal_theme = (
+        "white"  # its fonts ship with reveal.js; most themes fetch them
+    )
+    exporter.reveal_width, exporter.reveal_height = (
+        "1280",
+        "900",
+    )  # more fits on a slide
+    exporter.reveal_scroll = (
+        True  # a slide taller than the screen scrolls instead of clipping
+    )
+    body, _ = exporter.from_notebook_node(
+        nb, resources={"metadata": {"name": title(nb)}}
+    )
     deck.write_text(body)
 
 
 def make_deck(path, profile, out, nb=None):
     """Export notebook `path` (`nb` when given, else its last run, else executed now in
     `profile`) into the folder `out`."""
-    nb, made_in = (nb, profile) if nb is not None else last_run_or_execute(path, profile)
+    nb, made_in = (
+        (nb, profile) if nb is not None else last_run_or_execute(path, profile)
+    )
     deck = f"{path.stem}.slides.html"
     export(nb, out / deck)
-    return {"name": path.stem, "title": title(nb), "deck": deck, "profile": made_in,
-            "slides": expected_slides(nb)}
+    return {
+        "name": path.stem,
+        "title": title(nb),
+        "deck": deck,
+        "profile": made_in,
+        "slides": expected_slides(nb),
+    }
 
 
 def write_index(decks, out):
     rows = "\n".join(
         f"<tr><td><a href='{html.escape(d['deck'])}'>{html.escape(d['name'][:2])} · "
         f"{html.escape(d['title'])}</a></td><td>{d['slides']}</td><td>{d['profile']}</td></tr>"
-        for d in decks)
+        for d in decks
+    )
     (out / "index.html").write_text(
         "<!doctype html><meta charset='utf-8'><title>Course slides</title>"
         "<h1>Deep learning and GPUs: slide decks</h1>"
         "<p>Arrow keys or space to move, S for speaker notes, Esc for the overview.</p>"
         "<table border='1' cellpadding='4'><tr><th>deck</th><th>slides</th>"
-        f"<th>executed in</th></tr>{rows}</table>")
+        f"<th>executed in</th></tr>{rows}</table>"
+    )
 
 
 def main(argv=None):
@@ -145,17 +179,25 @@ def main(argv=None):
     for path in notebooks(args.only):
         try:
             decks.append(make_deck(path, args.profile, args.out))
-        except Exception as e:  # keep going: one broken notebook should not hide the others
+        except (
+            Exception
+        ) as e:  # keep going: one broken notebook should not hide the others
             failed.append(path.name)
             print(f"{path.name}: FAILED\n{str(e)[-2000:]}", file=sys.stderr)
             continue
-        print(f"{decks[-1]['deck']:<48} {decks[-1]['slides']:3d} slides  "
-              f"({decks[-1]['profile']})", flush=True)
+        print(
+            f"{decks[-1]['deck']:<48} {decks[-1]['slides']:3d} slides  "
+            f"({decks[-1]['profile']})",
+            flush=True,
+        )
     write_index(decks, args.out)
     if args.out == BUILD / "slides" and (BUILD / "run.json").exists():
         run_course.write_index(json.loads((BUILD / "run.json").read_text()))
-    print(f"{len(decks)} decks, {sum(d['slides'] for d in decks)} slides; "
-          f"open {args.out / 'index.html'}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    print(
+        f"{len(decks)} decks, {sum(d['slides'] for d in decks)} slides; "
+        f"open {args.out / 'index.html'}"
+        + (f"; FAILED: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 

@@ -21,9 +21,11 @@ import sys
 from helpers import config, results, timing
 
 # name: (Keras dtype policy, ONEDNN_MAX_CPU_ISA or None for the CPU's widest)
-SETTINGS = {"float32": ("float32", None),
-            "mixed_bfloat16": ("mixed_bfloat16", None),
-            "mixed_bfloat16, AMX off": ("mixed_bfloat16", "AVX512_CORE_BF16")}
+SETTINGS = {
+    "float32": ("float32", None),
+    "mixed_bfloat16": ("mixed_bfloat16", None),
+    "mixed_bfloat16, AMX off": ("mixed_bfloat16", "AVX512_CORE_BF16"),
+}
 FOLDER = config.RESULTS_DIR / "mixed_precision_timing"
 
 
@@ -50,19 +52,42 @@ class Worker:
 
     def __init__(self, step, dtype, cap, batch):
         env = {k: v for k, v in os.environ.items() if k != "ONEDNN_MAX_CPU_ISA"}
-        env.update({"TF_CPP_MIN_LOG_LEVEL": "2", **({"ONEDNN_MAX_CPU_ISA": cap} if cap else {})})
-        command = [sys.executable, "-m", "tools.isa_timing", "--worker", "--step", step,
-                   "--dtype", dtype, "--batch", str(batch)]
-        self.process = subprocess.Popen(command, cwd=config.ROOT, env=env, text=True,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        env.update(
+            {
+                "TF_CPP_MIN_LOG_LEVEL": "2",
+                **({"ONEDNN_MAX_CPU_ISA": cap} if cap else {}),
+            }
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "tools.isa_timing",
+            "--worker",
+            "--step",
+            step,
+            "--dtype",
+            dtype,
+            "--batch",
+            str(batch),
+        ]
+        self.process = subprocess.Popen(
+            command,
+            cwd=config.ROOT,
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         self._expect("ready")
 
     def _expect(self, word):
         line = self.process.stdout.readline().strip()
         if line != word:
             self.process.kill()
-            raise RuntimeError(f"the worker {self.process.args} answered {line!r}, not {word!r}: "
-                               "its error is printed above")
+            raise RuntimeError(
+                f"the worker {self.process.args} answered {line!r}, not {word!r}: "
+                "its error is printed above"
+            )
 
     def __call__(self):
         self.process.stdin.write("step\n")
@@ -77,55 +102,77 @@ class Worker:
 def measure(settings=SETTINGS, step="3", batch=32, rounds=8, seconds=3.0):
     """Speeds (images/s per round) of each setting, timed in alternation, and each verdict
     against the first setting."""
-    workers = {name: Worker(step, dtype, cap, batch) for name, (dtype, cap) in settings.items()}
+    workers = {
+        name: Worker(step, dtype, cap, batch) for name, (dtype, cap) in settings.items()
+    }
     try:
         speeds = timing.alternate(workers, units=batch, rounds=rounds, seconds=seconds)
     finally:
         for w in workers.values():
             w.close()
     first, *others = settings
-    verdicts = {name: timing.ratio(speeds[name], speeds[first], (name, first))
-                for name in others}
+    verdicts = {
+        name: timing.ratio(speeds[name], speeds[first], (name, first))
+        for name in others
+    }
     return speeds, verdicts
 
 
 def record(speeds, verdicts, settings=SETTINGS, step="3", batch=32, command=None):
     """The record of one measurement, with its machine, versions, date and command."""
     machine = results.machine()
-    return {"what": f"ladder step {step}, one training step on one fixed batch of {batch}, "
-                    "each setting in its own process, timed in alternation",
-            "step": step, "batch": batch, "hardware": machine["hardware"],
-            "cpu_simd": machine["details"]["cpu"]["simd"], "versions": machine["versions"],
-            "date": results.now(), "command": command,
-            "settings": {n: {"dtype": d, "onednn_max_cpu_isa": c} for n, (d, c) in
-                         settings.items()},
-            "images_per_s": speeds, "verdicts": verdicts}
+    return {
+        "what": f"ladder step {step}, one training step on one fixed batch of {batch}, "
+        "each setting in its own process, timed in alternation",
+        "step": step,
+        "batch": batch,
+        "hardware": machine["hardware"],
+        "cpu_simd": machine["details"]["cpu"]["simd"],
+        "versions": machine["versions"],
+        "date": results.now(),
+        "command": command,
+        "settings": {
+            n: {"dtype": d, "onednn_max_cpu_isa": c} for n, (d, c) in settings.items()
+        },
+        "images_per_s": speeds,
+        "verdicts": verdicts,
+    }
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    p = argparse.ArgumentParser(prog="python -m tools.isa_timing", description=__doc__.split(
-        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m tools.isa_timing",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--step", default="3")
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--seconds", type=float, default=3.0)
-    p.add_argument("--record", action="store_true", help=f"write the record into {FOLDER}")
+    p.add_argument(
+        "--record", action="store_true", help=f"write the record into {FOLDER}"
+    )
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--dtype", default="float32", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         return worker(args.step, args.dtype, args.batch)
     if "amx_bf16" not in results.machine()["details"]["cpu"]["simd"]:
-        p.error("this CPU has no AMX: its mixed_bfloat16 needs no process of its own, and "
-                "notebook 09 times it against float32 in alternation itself")
-    speeds, verdicts = measure(step=args.step, batch=args.batch, rounds=args.rounds,
-                               seconds=args.seconds)
+        p.error(
+            "this CPU has no AMX: its mixed_bfloat16 needs no process of its own, and "
+            "notebook 09 times it against float32 in alternation itself"
+        )
+    speeds, verdicts = measure(
+        step=args.step, batch=args.batch, rounds=args.rounds, seconds=args.seconds
+    )
     for v in verdicts.values():
         print(v["text"])
     if args.record:
         command = shlex.join(["python", "-m", "tools.isa_timing", *argv])
-        found = record(speeds, verdicts, step=args.step, batch=args.batch, command=command)
+        found = record(
+            speeds, verdicts, step=args.step, batch=args.batch, command=command
+        )
         slug = re.sub(r"[^a-z0-9]+", "-", found["hardware"].lower()).strip("-")
         name = f"{found['date'][:10]}_{slug}_step{args.step}.json"
         path = results.write_json(FOLDER / name, found)

@@ -29,7 +29,8 @@ AMX_WARNING = (
     "recorded weights turning NaN at random in about 1 of 1,000 training steps of step 3 "
     "(results/nan_check/). The NaN check stops such a run and records it as stopped. To train "
     "in bfloat16 without AMX, start Python with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16; or use "
-    "--dtype float32.")
+    "--dtype float32."
+)
 
 
 def run_path(folder, step, seed):
@@ -48,8 +49,10 @@ def epoch_log(path):
     if not path.exists():
         return []
     with open(path, newline="") as f:
-        rows = {int(row["epoch"]): {k: float(v) for k, v in row.items() if v != ""}
-                for row in csv.DictReader(f)}
+        rows = {
+            int(row["epoch"]): {k: float(v) for k, v in row.items() if v != ""}
+            for row in csv.DictReader(f)
+        }
     return [rows[e] for e in sorted(rows)]
 
 
@@ -62,11 +65,23 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
     folder_key = hashlib.sha1(str(Path(out).resolve()).encode()).hexdigest()[:8]
     logger = keras.callbacks.CSVLogger(str(log), append=True)
     # a run whose weights turn NaN stops there and is recorded as such (its per-epoch counts)
-    model, _ = ladder.train(step, seed, s, root, name=f"ladder_{folder_key}_{target.stem}",
-                            verbose=2, callbacks=[logger, *callbacks], on_nonfinite="stop")
-    pipelines = ladder.datasets(model.input_shape[1], s, root)  # cached: not decoded again
+    model, _ = ladder.train(
+        step,
+        seed,
+        s,
+        root,
+        name=f"ladder_{folder_key}_{target.stem}",
+        verbose=2,
+        callbacks=[logger, *callbacks],
+        on_nonfinite="stop",
+    )
+    pipelines = ladder.datasets(
+        model.input_shape[1], s, root
+    )  # cached: not decoded again
     record = ladder.record(step, seed, model, epoch_log(log), pipelines)
-    record.update(resumed=resumed, data=data.shown(root) if root else None, command=command)
+    record.update(
+        resumed=resumed, data=data.shown(root) if root else None, command=command
+    )
     results.write_json(target, record)
     log.unlink()
     return record
@@ -76,17 +91,25 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m tools.ladder",
         description="Run the cat/dog ladder and record every run in --out; run it again "
-                    "after an interruption and it goes on where it stopped.")
-    parser.add_argument("--data", help="a cat/dog folder (training_set/ + test_set/, or "
-                        "train/ + validation/); default: the profile's pictures")
-    parser.add_argument("--steps", nargs="+", default=list(ladder.CHANGES),
-                        choices=list(ladder.CHANGES))
+        "after an interruption and it goes on where it stopped.",
+    )
+    parser.add_argument(
+        "--data",
+        help="a cat/dog folder (training_set/ + test_set/, or "
+        "train/ + validation/); default: the profile's pictures",
+    )
+    parser.add_argument(
+        "--steps", nargs="+", default=list(ladder.CHANGES), choices=list(ladder.CHANGES)
+    )
     parser.add_argument("--seeds", type=int, default=3, help="seeds 1..N per step")
     parser.add_argument("--epochs", type=int, default=25)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--dtype", default="float32",
-                        choices=["float32", "mixed_bfloat16", "mixed_float16"],
-                        help="Keras dtype policy (notebook 09); record each in its own --out")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "mixed_bfloat16", "mixed_float16"],
+        help="Keras dtype policy (notebook 09); record each in its own --out",
+    )
     parser.add_argument("--out", required=True, help="folder for the run records")
     return parser
 
@@ -96,10 +119,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     parser = _parser()
     args = parser.parse_args(argv)
-    other = {r.get("dtype", "float32") for r in ladder.load_runs(args.out)} - {args.dtype}
+    other = {r.get("dtype", "float32") for r in ladder.load_runs(args.out)} - {
+        args.dtype
+    }
     if other:
-        parser.error(f"{args.out} holds runs in {', '.join(sorted(other))}: record --dtype "
-                     f"{args.dtype} in a folder of its own")
+        parser.error(
+            f"{args.out} holds runs in {', '.join(sorted(other))}: record --dtype "
+            f"{args.dtype} in a folder of its own"
+        )
     if args.seeds < 1 or args.epochs < 1 or args.batch < 1:
         parser.error("--seeds, --epochs and --batch must be 1 or more")
     if args.data and not Path(args.data).is_dir():
@@ -109,28 +136,51 @@ def main(argv=None):
     keras.config.set_dtype_policy(args.dtype)
     s = SimpleNamespace(train=None, val=None, epochs=args.epochs, batch=args.batch)
     cap = os.environ.get("ONEDNN_MAX_CPU_ISA")  # the record says how oneDNN was capped
-    command = shlex.join([*([f"ONEDNN_MAX_CPU_ISA={cap}"] if cap else []), "python", "-m",
-                          "tools.ladder", *argv])
+    command = shlex.join(
+        [
+            *([f"ONEDNN_MAX_CPU_ISA={cap}"] if cap else []),
+            "python",
+            "-m",
+            "tools.ladder",
+            *argv,
+        ]
+    )
     runs = [(step, seed) for step in args.steps for seed in range(1, args.seeds + 1)]
     start = time.perf_counter()
     # every epoch of every run on one bar (stderr); the epochs done before count as its start,
     # so the time left comes from the pace of this session's epochs only
-    done_before = sum(args.epochs if run_path(args.out, step, seed).exists()
-                      else len(epoch_log(progress_log(args.out, step, seed)))
-                      for step, seed in runs)
-    bar = tqdm(total=len(runs) * args.epochs, initial=done_before, unit="epoch", desc="ladder",
-               smoothing=0.05)
-    tick = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: bar.update(1))
+    done_before = sum(
+        args.epochs
+        if run_path(args.out, step, seed).exists()
+        else len(epoch_log(progress_log(args.out, step, seed)))
+        for step, seed in runs
+    )
+    bar = tqdm(
+        total=len(runs) * args.epochs,
+        initial=done_before,
+        unit="epoch",
+        desc="ladder",
+        smoothing=0.05,
+    )
+    tick = keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: bar.update(1)
+    )
     for i, (step, seed) in enumerate(runs, 1):
         run = f"[{i}/{len(runs)}] step {step}, seed {seed}"
         if run_path(args.out, step, seed).exists():
-            bar.write(f"{run}: recorded in {data.shown(run_path(args.out, step, seed))}")
+            bar.write(
+                f"{run}: recorded in {data.shown(run_path(args.out, step, seed))}"
+            )
             continue
-        bar.write(f"{run}: training ({ladder.CHANGES[step]}); "
-                  f"{(time.perf_counter() - start) / 60:.1f} min so far")
+        bar.write(
+            f"{run}: training ({ladder.CHANGES[step]}); "
+            f"{(time.perf_counter() - start) / 60:.1f} min so far"
+        )
         r = record_run(step, seed, s, args.out, args.data, command, callbacks=[tick])
-        bar.write(f"{run}: validation accuracy {r['val_accuracy']:.1%}, "
-                  f"{r['images_per_s']:,.0f} pictures/s, {r['wall_s'] / 60:.1f} min")
+        bar.write(
+            f"{run}: validation accuracy {r['val_accuracy']:.1%}, "
+            f"{r['images_per_s']:,.0f} pictures/s, {r['wall_s'] / 60:.1f} min"
+        )
     bar.close()
     rows = ladder.summary(ladder.load_runs(args.out))
     print(ladder.table(rows).to_string(index=False))

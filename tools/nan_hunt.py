@@ -43,7 +43,9 @@ import numpy as np
 
 # How helpers.ladder.train compiles a step (a test holds the two equal).
 COMPILE = dict(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-INJECTED = 64  # values a test's injected fault sets to NaN: a block, as the AMX fault writes
+INJECTED = (
+    64  # values a test's injected fault sets to NaN: a block, as the AMX fault writes
+)
 DTYPES = ["mixed_bfloat16", "float32", "mixed_float16"]
 
 
@@ -149,11 +151,15 @@ def digest(arrays):
 
 def labels(model):
     """Variable id -> "path (Conv2D 2 of 4)": where a weight sits, whatever the layer names."""
-    leaves = [ly for ly in _layers(model) if not getattr(ly, "layers", None) and ly.weights]
+    leaves = [
+        ly for ly in _layers(model) if not getattr(ly, "layers", None) and ly.weights
+    ]
     kinds = [type(ly).__name__ for ly in leaves]
     names = {}
     for i, layer in enumerate(leaves):
-        place = f"{kinds[i]} {kinds[: i + 1].count(kinds[i])} of {kinds.count(kinds[i])}"
+        place = (
+            f"{kinds[i]} {kinds[: i + 1].count(kinds[i])} of {kinds.count(kinds[i])}"
+        )
         names.update({id(v): f"{v.path} ({place})" for v in layer.weights})
     return names
 
@@ -175,7 +181,9 @@ def optimizer_nonfinite(model):
     overwritten after the update."""
     counts = [(v.path, np.asarray(v.numpy())) for v in model.optimizer.variables]
     counts = [
-        (path, int(np.count_nonzero(~np.isfinite(a)))) for path, a in counts if a.dtype.kind == "f"
+        (path, int(np.count_nonzero(~np.isfinite(a))))
+        for path, a in counts
+        if a.dtype.kind == "f"
     ]
     return [(path, count) for path, count in counts if count]
 
@@ -261,7 +269,9 @@ def _steps(model, train, steps, every, inject):
         if found or number == steps:
             break
         if number % every == 0:
-            print(f"step {number} finite, {time.perf_counter() - start:.0f} s", flush=True)
+            print(
+                f"step {number} finite, {time.perf_counter() - start:.0f} s", flush=True
+            )
     took = time.perf_counter() - start
     if not found:
         print(
@@ -324,8 +334,19 @@ def load_state(path):
             batch = f["x"], f["y"]
         if meta["ladder_step"] not in ladder.CHANGES or meta["dtype"] not in DTYPES:
             raise ValueError(f"ladder step {meta['ladder_step']!r}, {meta['dtype']!r}")
-        return arrays, batch, {"seed": int(meta["seed"]), "step": int(meta["step"]), **meta}
-    except (KeyError, ValueError, TypeError, AttributeError, OSError, zipfile.BadZipFile) as e:
+        return (
+            arrays,
+            batch,
+            {"seed": int(meta["seed"]), "step": int(meta["step"]), **meta},
+        )
+    except (
+        KeyError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        OSError,
+        zipfile.BadZipFile,
+    ) as e:
         raise StateError(
             f"{path} is not a state saved by `python -m tools.nan_hunt hunt` ({e}). Replay "
             "the .npz file a hunt printed, or hunt again to save one."
@@ -339,7 +360,8 @@ def _check_fits(arrays, variables, meta, path):
     if saved == here:
         return
     where = next(
-        (i for i, (a, b) in enumerate(zip(saved, here)) if a != b), min(map(len, (saved, here)))
+        (i for i, (a, b) in enumerate(zip(saved, here)) if a != b),
+        min(map(len, (saved, here))),
     )
     first = (
         f"variable {where + 1} is {saved[where] if where < len(saved) else 'missing'} "
@@ -395,7 +417,10 @@ def _report_replay(done, meta, path):
     print(f"non-finite weights per replay: {done.counts}")
     for number, where in enumerate(done.found, 1):
         if where:
-            print(f"  replay {number}: " + "; ".join(f"{label}: {n:,}" for label, n, _ in where))
+            print(
+                f"  replay {number}: "
+                + "; ".join(f"{label}: {n:,}" for label, n, _ in where)
+            )
 
 
 def _parser():
@@ -411,12 +436,18 @@ def _parser():
     )
     hunting.add_argument("--step", default="3", choices=list(ladder.CHANGES))
     hunting.add_argument("--seed", type=int, default=1)
-    hunting.add_argument("--steps", type=int, default=2000, help="at most this many steps")
+    hunting.add_argument(
+        "--steps", type=int, default=2000, help="at most this many steps"
+    )
     hunting.add_argument("--dtype", default="mixed_bfloat16", choices=DTYPES)
     hunting.add_argument("--batch", type=int, help="default: the profile's (32)")
-    hunting.add_argument("--data", help="a cat/dog folder; default: the profile's pictures")
+    hunting.add_argument(
+        "--data", help="a cat/dog folder; default: the profile's pictures"
+    )
     hunting.add_argument("--save", help="the .npz file; default: build/nan_hunt/...")
-    hunting.add_argument("--every", type=int, default=200, help="print progress every N steps")
+    hunting.add_argument(
+        "--every", type=int, default=200, help="print progress every N steps"
+    )
     replaying = commands.add_parser("replay", help="replay a saved step N times")
     replaying.add_argument("state", help="the .npz file a hunt saved")
     replaying.add_argument("--times", type=int, default=20)
@@ -427,7 +458,9 @@ def main(argv=None):
     """Hunt or replay, as the command line says."""
     parser = _parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    numbers = [getattr(args, name, None) for name in ("steps", "times", "every", "batch")]
+    numbers = [
+        getattr(args, name, None) for name in ("steps", "times", "every", "batch")
+    ]
     if any(n is not None and n < 1 for n in numbers):
         parser.error("--steps, --times, --every and --batch must be 1 or more")
     if getattr(args, "data", None) and not Path(args.data).is_dir():

@@ -28,7 +28,9 @@ def _shown(path):
 def _definitions(source):
     """{name: (first line, last line)} of the top-level defs and classes, 1-based, decorators
     included; `%` magic lines are read as blank lines."""
-    code = "\n".join("" if ln.lstrip().startswith("%") else ln for ln in source.splitlines())
+    code = "\n".join(
+        "" if ln.lstrip().startswith("%") else ln for ln in source.splitlines()
+    )
     spans = {}
     for node in ast.parse(code).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -50,16 +52,20 @@ def on_pages(notebooks):
                 if MARK not in lines[head - 1]:
                     continue
                 if name in saved:
-                    raise SystemExit(f"`{name}` is marked {MARK} in notebooks/{saved[name][0]}"
-                                     f".ipynb and in {_shown(path)}: keep one.")
-                saved[name] = (path.stem, "\n".join(lines[first - 1:last]))
+                    raise SystemExit(
+                        f"`{name}` is marked {MARK} in notebooks/{saved[name][0]}"
+                        f".ipynb and in {_shown(path)}: keep one."
+                    )
+                saved[name] = (path.stem, "\n".join(lines[first - 1 : last]))
     return saved
 
 
 def written(helpers=ROOT / "helpers", notebooks=ROOT / "notebooks"):
     """{helper path: its text with every marked definition copied in}, and the problems: a
     marked name no helper defines, or one that two define; a copy whose mark has gone."""
-    texts = {p: p.read_text(encoding="utf-8") for p in sorted(Path(helpers).glob("*.py"))}
+    texts = {
+        p: p.read_text(encoding="utf-8") for p in sorted(Path(helpers).glob("*.py"))
+    }
     homes = {}
     for path, text in texts.items():
         for name in _definitions(text):
@@ -68,43 +74,58 @@ def written(helpers=ROOT / "helpers", notebooks=ROOT / "notebooks"):
     for name, (stem, source) in saved.items():
         if len(homes.get(name, [])) != 1:
             where = ", ".join(str(_shown(p)) for p in homes.get(name, [])) or "none"
-            problems.append(f"`{name}` (marked {MARK} in notebooks/{stem}.ipynb) must be "
-                            f"defined in exactly one helper module, found: {where}. Add a "
-                            "`def` of that name to the module it belongs in, then run make pages.")
+            problems.append(
+                f"`{name}` (marked {MARK} in notebooks/{stem}.ipynb) must be "
+                f"defined in exactly one helper module, found: {where}. Add a "
+                "`def` of that name to the module it belongs in, then run make pages."
+            )
             continue
         path = homes[name][0]
         lines = texts[path].splitlines()
         first, _, last = _definitions(texts[path])[name]
         if first > 1 and WRITTEN.match(lines[first - 2]):
             first -= 1
-        block = [f"# Written from notebooks/{stem}.ipynb by `make pages`: change it there."]
-        lines[first - 1:last] = block + source.splitlines()
+        block = [
+            f"# Written from notebooks/{stem}.ipynb by `make pages`: change it there."
+        ]
+        lines[first - 1 : last] = block + source.splitlines()
         texts[path] = "\n".join(lines) + "\n"
     for path, text in texts.items():
         lines = text.splitlines()
         for line_no, line in enumerate(lines):
             copy = WRITTEN.match(line)
-            after = [ln for ln in lines[line_no + 1:] if not ln.startswith("@")][:1]
+            after = [ln for ln in lines[line_no + 1 :] if not ln.startswith("@")][:1]
             name = re.match(r"(?:def|class) (\w+)", after[0]) if after else None
             if copy and (not name or name[1] not in saved):
-                problems.append(f"{_shown(path)} line {line_no + 1}: a copy from "
-                                f"notebooks/{copy[1]}.ipynb whose page no longer marks it "
-                                f"{MARK}: delete the comment or mark the page again.")
+                problems.append(
+                    f"{_shown(path)} line {line_no + 1}: a copy from "
+                    f"notebooks/{copy[1]}.ipynb whose page no longer marks it "
+                    f"{MARK}: delete the comment or mark the page again."
+                )
     return texts, problems
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; list differences")
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; list differences"
+    )
     args = parser.parse_args(argv)
     texts, problems = written()
     for path, text in texts.items():
         if text != path.read_text(encoding="utf-8"):
             if args.check:
-                diff = difflib.unified_diff(path.read_text(encoding="utf-8").splitlines(),
-                                            text.splitlines(), "helper", "pages", lineterm="")
-                problems.append(f"{_shown(path)} differs from the pages that mark "
-                                f"{MARK} in it: run `make pages`.\n" + "\n".join(list(diff)[:30]))
+                diff = difflib.unified_diff(
+                    path.read_text(encoding="utf-8").splitlines(),
+                    text.splitlines(),
+                    "helper",
+                    "pages",
+                    lineterm="",
+                )
+                problems.append(
+                    f"{_shown(path)} differs from the pages that mark "
+                    f"{MARK} in it: run `make pages`.\n" + "\n".join(list(diff)[:30])
+                )
             else:
                 path.write_text(text, encoding="utf-8")
                 print(f"wrote {_shown(path)}")

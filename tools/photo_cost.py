@@ -30,7 +30,9 @@ def write_photos(folder, photos, megapixels):
     """`photos` JPEGs of each kind in `folder`; returns {kind: [paths]}."""
     from PIL import Image
 
-    height = int((megapixels * 1e6 * 4 / 3) ** 0.5)  # portrait 3:4, as a phone held upright
+    height = int(
+        (megapixels * 1e6 * 4 / 3) ** 0.5
+    )  # portrait 3:4, as a phone held upright
     width = height * 3 // 4
     parrot = Image.open(config.DATA_DIR / "sample_images" / "parrot.jpg").convert("RGB")
     shown = parrot.resize((width, height), Image.Resampling.BICUBIC)
@@ -38,7 +40,9 @@ def write_photos(folder, photos, megapixels):
     exif[0x0112] = 6  # "turn it 90 degrees clockwise to show it"
     paths = {kind: [] for kind in KINDS}
     for i in range(photos):
-        picture = shown.rotate(0 if i % 2 else 180)  # two contents, so no file repeats the last
+        picture = shown.rotate(
+            0 if i % 2 else 180
+        )  # two contents, so no file repeats the last
         upright, side = folder / f"upright_{i}.jpg", folder / f"side_{i}.jpg"
         picture.save(upright, "JPEG", quality=90)
         picture.rotate(90, expand=True).save(side, "JPEG", quality=90, exif=exif)
@@ -55,7 +59,9 @@ def measure(paths, size):
 
     import tensorflow as tf
 
-    batches = data.image_pipeline(paths, [0] * len(paths), size, len(paths), cache=False)
+    batches = data.image_pipeline(
+        paths, [0] * len(paths), size, len(paths), cache=False
+    )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     seconds = []
     for _ in range(3):
@@ -64,7 +70,10 @@ def measure(paths, size):
         tf.debugging.assert_all_finite(x, "a decoded batch")
         seconds.append(time.perf_counter() - start)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"peak_mb": (peak - before) / 1024, "seconds": statistics.median(seconds[1:])}
+    return {
+        "peak_mb": (peak - before) / 1024,
+        "seconds": statistics.median(seconds[1:]),
+    }
 
 
 def main(argv=None):
@@ -72,7 +81,9 @@ def main(argv=None):
     parser.add_argument("--photos", type=int, default=8)
     parser.add_argument("--megapixels", type=float, default=12)
     parser.add_argument("--size", type=int, default=160, help="pixels (notebook 12's)")
-    parser.add_argument("--measure", help=argparse.SUPPRESS)  # a JSON list of paths: one kind
+    parser.add_argument(
+        "--measure", help=argparse.SUPPRESS
+    )  # a JSON list of paths: one kind
     args = parser.parse_args(argv)
     if args.measure:
         print(json.dumps(measure(json.loads(args.measure), args.size)))
@@ -81,17 +92,33 @@ def main(argv=None):
         paths = write_photos(Path(folder), args.photos, args.megapixels)
         found = {}
         for kind, files in paths.items():
-            run = subprocess.run([sys.executable, "-m", "tools.photo_cost", "--size",
-                                  str(args.size), "--measure", json.dumps(files)],
-                                 capture_output=True, text=True, check=True, cwd=config.ROOT)
+            run = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tools.photo_cost",
+                    "--size",
+                    str(args.size),
+                    "--measure",
+                    json.dumps(files),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=config.ROOT,
+            )
             found[kind] = json.loads(run.stdout.strip().splitlines()[-1])
-    print(f"{args.photos} photos of {args.megapixels:g} MP through data.image_pipeline at "
-          f"{args.size} px, one batch (peak memory above the start; median of 2 passes):")
+    print(
+        f"{args.photos} photos of {args.megapixels:g} MP through data.image_pipeline at "
+        f"{args.size} px, one batch (peak memory above the start; median of 2 passes):"
+    )
     for kind, got in found.items():
         print(f"  {kind:18s} +{got['peak_mb']:6.0f} MB  {got['seconds']:6.2f} s")
     up, side = found[KINDS[0]], found[KINDS[1]]
-    print(f"  portrait / upright: memory {side['peak_mb'] / max(up['peak_mb'], 1):.2f}x, "
-          f"time {side['seconds'] / up['seconds']:.2f}x")
+    print(
+        f"  portrait / upright: memory {side['peak_mb'] / max(up['peak_mb'], 1):.2f}x, "
+        f"time {side['seconds'] / up['seconds']:.2f}x"
+    )
     return 0
 
 

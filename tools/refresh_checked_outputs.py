@@ -24,8 +24,12 @@ def joined_streams(outputs):
     joined = []
     for output in outputs:
         last = joined[-1] if joined else None
-        if (output.output_type == "stream" and last is not None
-                and last.output_type == "stream" and last.name == output.name):
+        if (
+            output.output_type == "stream"
+            and last is not None
+            and last.output_type == "stream"
+            and last.name == output.name
+        ):
             last.text += output.text
         else:
             joined.append(output)

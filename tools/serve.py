@@ -22,9 +22,13 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     """The site's files, with the types a browser checks (.wasm compiles as it arrives only as
     application/wasm; .mjs is JavaScript), and no request logged unless it failed."""
 
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                      ".wasm": "application/wasm", ".mjs": "text/javascript",
-                      ".js": "text/javascript", ".tflite": "application/octet-stream"}
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".tflite": "application/octet-stream",
+    }
 
     def log_request(self, code="-", size="-"):
         if str(code)[:1] not in "23":
@@ -58,7 +62,9 @@ def addresses(port, page="try.html"):
 
 class Server(http.server.ThreadingHTTPServer):
     def handle_error(self, request, client_address):
-        if not isinstance(sys.exception(), ConnectionError):  # a browser that left: no trace
+        if not isinstance(
+            sys.exception(), ConnectionError
+        ):  # a browser that left: no trace
             super().handle_error(request, client_address)
 
 
@@ -72,16 +78,22 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--folder", default=str(BUILD / "site"))
     args = parser.parse_args(argv)
-    if not (BUILD / "site" / "index.html").exists() and args.folder == str(BUILD / "site"):
-        print("build/site has no website yet: run make site (or make course) first.",
-              file=sys.stderr)
+    if not (BUILD / "site" / "index.html").exists() and args.folder == str(
+        BUILD / "site"
+    ):
+        print(
+            "build/site has no website yet: run make site (or make course) first.",
+            file=sys.stderr,
+        )
         return 1
     httpd = server(args.folder, args.port)
     phone, here = addresses(httpd.server_address[1])
-    print(f"Serving {args.folder} on port {httpd.server_address[1]} of every network interface.\n"
-          f"On a phone on the same Wi-Fi open  {phone}\n"
-          f"On this machine open               {here}\n"
-          "(A firewall may have to let the port through; Ctrl-C stops the server.)")
+    print(
+        f"Serving {args.folder} on port {httpd.server_address[1]} of every network interface.\n"
+        f"On a phone on the same Wi-Fi open  {phone}\n"
+        f"On this machine open               {here}\n"
+        "(A firewall may have to let the port through; Ctrl-C stops the server.)"
+    )
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

@@ -30,7 +30,11 @@ def slide_type(cells, i, first_code):
     previous = cells[i - 1].source.strip() if i else ""
     if is_plumbing(cell):
         return "skip"
-    lead_in = i + 1 == first_code and cell.cell_type == "markdown" and not text.startswith("# ")
+    lead_in = (
+        i + 1 == first_code
+        and cell.cell_type == "markdown"
+        and not text.startswith("# ")
+    )
     if i == first_code or lead_in:
         return "skip"
     if cell.cell_type == "code":
@@ -51,11 +55,15 @@ def apply(path, reset=False):
     before = nbformat.writes(nb)
     cells = nb.cells
     plumbing = [is_plumbing(c) for c in cells]
-    first_code = next((i for i, c in enumerate(cells)
-                       if c.cell_type == "code" and not plumbing[i]), None)
+    first_code = next(
+        (i for i, c in enumerate(cells) if c.cell_type == "code" and not plumbing[i]),
+        None,
+    )
     for i, cell in enumerate(cells):
         if reset or "slide_type" not in cell.metadata.get("slideshow", {}):
-            cell.metadata["slideshow"] = {"slide_type": slide_type(cells, i, first_code)}
+            cell.metadata["slideshow"] = {
+                "slide_type": slide_type(cells, i, first_code)
+            }
     if nbformat.writes(nb) == before:
         return False
     nbformat.write(nb, path)

@@ -5,43 +5,80 @@ from ..exercises import Exercise, choice, number
 
 def exercises():
     return [
-        Exercise("10", 1, choice("a", {
-            "b": "the all-reduce moves all the gradients whatever the batch, while each step "
-                 "computes fewer pictures: its share of the step grows.",
-            "c": "t₁, a worker's compute per step, shrinks with the batch while t_AR stays: "
-                 "t₁ ÷ (t₁ + t_AR) falls.",
-        }), hints="the α–β model's efficiency is t₁ ÷ (t₁ + t_AR): which of the two depends on "
+        Exercise(
+            "10",
+            1,
+            choice(
+                "a",
+                {
+                    "b": "the all-reduce moves all the gradients whatever the batch, "
+                    "while each step "
+                    "computes fewer pictures: its share of the step grows.",
+                    "c": "t₁, a worker's compute per step, shrinks with the batch "
+                    "while t_AR stays: "
+                    "t₁ ÷ (t₁ + t_AR) falls.",
+                },
+            ),
+            hints="the α–β model's efficiency is t₁ ÷ (t₁ + t_AR): which of the two depends on "
             "the per-worker batch?",
             worked="a. Each step computes fewer pictures per worker (a quarter of the sample "
             "profile's 32), but the all-reduce still moves all the gradients: t₁ shrinks, "
             "t_AR stays, the efficiency falls. Set job['per_worker_batch'] = 8 and run the one- "
             "and two-worker cells and the deep dive's model cells again: they print whether "
-            "the measurement follows."),
-        Exercise("10", 2, choice("a", {
-            "b": "every worker writes its own checkpoint; the restart reads them, whichever "
-                 "worker died.",
-            "c": "the restart starts every worker again, the chief included.",
-        }), hints="run training.wait(start('fault', 2, **job), kill_at=(0, 1)), then the "
+            "the measurement follows.",
+        ),
+        Exercise(
+            "10",
+            2,
+            choice(
+                "a",
+                {
+                    "b": "every worker writes its own checkpoint; the restart reads "
+                    "them, whichever "
+                    "worker died.",
+                    "c": "the restart starts every worker again, the chief included.",
+                },
+            ),
+            hints="run training.wait(start('fault', 2, **job), kill_at=(0, 1)), then the "
             "restart cell, and read which epoch it resumes from.",
             worked="a. Worker 1 now fails with the connection error; the restart resumes from "
             "epoch 2 as before, because every worker kept its own checkpoint. On a cluster, "
             "losing the chief also loses whatever only the chief writes (the final model, logs) "
-            "until the restart."),
-        Exercise("10", 3, number(lambda replicas: 5.0 * (replicas + 1), {
-            lambda replicas: 5.0 * replicas * (replicas + 1): "that is the sum; 'mean' divides "
-                                                              "it by the replicas.",
-        }, within=1e-6), given=("replicas",),
+            "until the restart.",
+        ),
+        Exercise(
+            "10",
+            3,
+            number(
+                lambda replicas: 5.0 * (replicas + 1),
+                {
+                    lambda replicas: (
+                        5.0 * replicas * (replicas + 1)
+                    ): "that is the sum; 'mean' divides it by the replicas.",
+                },
+                within=1e-6,
+            ),
+            given=("replicas",),
             hints="replica i contributes 10·(i + 1): with two replicas 10 and 20. What is their "
-                  "mean?",
+            "mean?",
             worked="15.0 with two replicas, on every replica. Keras averages gradients over the "
             "global batch by dividing each replica's loss by the global batch size and then "
             "summing the gradients: the same as a mean of per-replica means when the replicas' "
-            "batches are equal."),
-        Exercise("10", 4, choice("a", {
-            "b": "the checkpoint holds the optimizer already: Checkpoint(model=..., "
-                 "optimizer=..., epoch=...).",
-            "c": "the learning rate is a constant of the script; it is the same after a restart.",
-        }), hints="two things decide which pictures an epoch sees and how they are changed: "
+            "batches are equal.",
+        ),
+        Exercise(
+            "10",
+            4,
+            choice(
+                "a",
+                {
+                    "b": "the checkpoint holds the optimizer already: Checkpoint(model=..., "
+                    "optimizer=..., epoch=...).",
+                    "c": "the learning rate is a constant of the script; it is the "
+                    "same after a restart.",
+                },
+            ),
+            hints="two things decide which pictures an epoch sees and how they are changed: "
             "the augmentation layers' random state, and the pipeline's place in the data.",
             worked="a. The augmentation layers' random state: add it to the checkpoint in "
             "`restore_or_start`, `seeds=[v.value for v in model.variables if 'seed_generator' in "
@@ -49,5 +86,6 @@ def exercises():
             "variable, which model.weights leaves out). And the pipeline's place: after "
             "`restore_or_start`, skip the finished epochs' batches, `for _ in "
             "range(int(epoch.numpy()) * steps): next(batches)`. Write the script again, run the "
-            "crash, the restart and the comparison: expect the same losses and True."),
+            "crash, the restart and the comparison: expect the same losses and True.",
+        ),
     ]
