@@ -187,7 +187,7 @@ $(JAX_VENV)/.installed: requirements-jax.txt
 
 test-jax: $(JAX_VENV)/.installed
 	KERAS_BACKEND=jax COURSE_PROFILE=smoke $(JAX_VENV)/bin/python -m pytest --confcutdir=tests \
-	  --durations=5 tests/test_bench_jax.py
+	  --durations=5 tests/test_bench.py
 
 # Colab keeps its own TensorFlow and Keras (2025: TensorFlow 2.19, Keras 3.10, NumPy 2.0, no
 # LiteRT), so the notebooks must run on that older stack too: it goes into a venv of its own, the

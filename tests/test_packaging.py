@@ -229,8 +229,6 @@ def test_the_floors_are_the_oldest_stack_the_notebooks_are_tested_on():
 
 # Test files that check the course as a whole rather than one module or page, and what they check.
 PROJECT_CHECKS = {
-    "bench_jax": "tools.bench on Keras' JAX backend, in an environment without TensorFlow",
-    "colab_and_slide_tools": "the Colab setup cell, the badge and slide-type tools together",
     "expectations": "what every notebook tells a learner to expect, against records and code",
     "glossary": "the glossary's terms, linked where a learner first meets them",
     "gpu_rehearsal": "every module's GPU branches under a fake T4",
