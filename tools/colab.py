@@ -38,7 +38,8 @@ if "google.colab" in sys.modules and not os.path.isdir("../helpers"):
     if not os.path.isdir("{folder}"):
         url = "https://github.com/{repo}.git"
         subprocess.run(["git", "clone", "--depth=1", url], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", {pins}], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "-q", {pins}]
+    subprocess.run(pip, check=True)
     os.chdir("{folder}/notebooks")
     sys.path.insert(0, os.path.abspath(".."))"""
 
