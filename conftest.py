@@ -48,9 +48,8 @@ def fresh_kernel_env(build):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    if not (
-        _is_notebook_cell(item) and item.cell_num == 0
-    ):  # nbval starts the kernel here
+    # nbval starts the kernel here
+    if not (_is_notebook_cell(item) and item.cell_num == 0):
         yield
         return
     build = item.config._tmp_path_factory.mktemp(f"build-{item.path.stem[:2]}")
@@ -74,9 +73,8 @@ def pytest_runtest_makereport(item, call):
     if HANDOFF and item.cell_num == len(code) - 1:
         folder = Path(HANDOFF)
         folder.mkdir(parents=True, exist_ok=True)
-        part = (
-            folder / f"{item.path.stem}.part"
-        )  # renamed when whole: a reader never sees half
+        # renamed when whole: a reader never sees half
+        part = folder / f"{item.path.stem}.part"
         part.write_text(json.dumps(run))
         part.replace(folder / f"{item.path.stem}.json")
 

@@ -107,15 +107,13 @@ def run(
     )
     previous_policy = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float32" if dtype == "float32" else f"mixed_{dtype}")
-    n = (
-        2048 if device.startswith("cpu") else 8192
-    )  # measured_peak's largest default size
+    # measured_peak's largest default size
+    n = 2048 if device.startswith("cpu") else 8192
     try:
         with keras.device(device):
             net, timed = build(model, augment, jit_compile), {}
-            probe = [
-                roofs.matmul_flops(n, dtype, device, repeats=1)
-            ]  # the multiply's speed now
+            # the multiply's speed now
+            probe = [roofs.matmul_flops(n, dtype, device, repeats=1)]
             if source is not None:
                 _mark(usage, f"{label} start")
                 timed["real"] = time_fit(net, source, batch_size, steps, warmup)
@@ -134,9 +132,8 @@ def run(
                 net, synthetic_data(net, batch_size, held), batch_size, steps, warmup
             )
             _mark(usage, "end")
-            probe.append(
-                roofs.matmul_flops(n, dtype, device, repeats=1)
-            )  # and right after
+            # and right after
+            probe.append(roofs.matmul_flops(n, dtype, device, repeats=1))
     finally:
         keras.config.set_dtype_policy(previous_policy)
     return {**_record(job, net, timed, usage, command), "multiply_now": probe}
@@ -237,9 +234,8 @@ def _convolutions(
                 y = keras.ops.conv(x, kernel, padding="same", data_format=data_format)
         return y
 
-    if (
-        keras.backend.backend() == "tensorflow"
-    ):  # a graph, as fit runs a step; TensorFlow's
+    # a graph, as fit runs a step; TensorFlow's
+    if keras.backend.backend() == "tensorflow":
         import tensorflow as tf  # graph optimizer may change the layout (on a CPU: NCHW's)
 
         convolve = tf.function(convolve)
@@ -326,9 +322,8 @@ def nhwc_vs_nchw(
             device, dtype, shapes["NCHW"], channels, repeats=1, transpose=True
         )[0]
         how = " (no NCHW convolution on this device: NCHW is transposed around an NHWC one)"
-    moved = (
-        2 * 2 * math.prod(shapes["NHWC"]) * np.dtype(dtype).itemsize
-    )  # in + out, read + write
+    # in + out, read + write
+    moved = 2 * 2 * math.prod(shapes["NHWC"]) * np.dtype(dtype).itemsize
     gbs = roofs.measured_bandwidth(
         device, megabytes=16 if config.profile() == "smoke" else 256
     )

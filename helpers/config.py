@@ -235,9 +235,8 @@ SETTINGS = {
     # benchmark.run (the benchmark), notebooks 07-08: warm-up and timed training steps a measurement
     "bench": {
         "smoke": dict(warmup=1, steps=3, peak_sizes=(512,)),
-        "sample": dict(
-            warmup=3, steps=15, peak_sizes=None
-        ),  # None: the device's default
+        # None: the device's default
+        "sample": dict(warmup=3, steps=15, peak_sizes=None),
         "full": dict(warmup=5, steps=50, peak_sizes=None),
     },
     # notebook 07: how many pictures its three pipelines read (None: all of the sample)

@@ -46,12 +46,13 @@ RIGHT, AFTER, SEEN, NOT_YET = (
     "solution seen",
     "not yet",
 )
+# the best first: a later "not yet" keeps a "right"
 STATES = (
     RIGHT,
     AFTER,
     SEEN,
     NOT_YET,
-)  # the best first: a later "not yet" keeps a "right"
+)
 NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?")  # 1,234; 1/2
 
 
@@ -85,9 +86,8 @@ def _record(notebook, number, state):
     found = _read()
     mine = found.setdefault(notebook, {})
     old = mine.get(str(number))
-    state = (
-        AFTER if (old, state) == (SEEN, RIGHT) else state
-    )  # solved or copied: both said
+    # solved or copied: both said
+    state = AFTER if (old, state) == (SEEN, RIGHT) else state
     if old in STATES and STATES.index(old) <= STATES.index(state):
         return  # keep the better state
     mine[str(number)] = state
@@ -154,9 +154,8 @@ def number(expected, wrong=None, unit="", within=0.0):
     the learner gave); `within` is the share either way that still counts as right (0: exact)."""
 
     def judge(answer, **given):
-        found = NUMBER.search(
-            str(answer)
-        )  # 388234, "388,234", "388 234", "800 epochs", "1/2"
+        # 388234, "388,234", "388 234", "800 epochs", "1/2"
+        found = NUMBER.search(str(answer))
         if not found:
             return f"{answer!r} holds no number: write the count, for example 12345."
         top, _, bottom = re.sub(r"[,_ ]", "", found.group()).partition("/")

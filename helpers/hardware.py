@@ -193,9 +193,8 @@ def gpu_roof_shares(info, limits):
     names = [
         d.get("gpu_name") for d in info["tensorflow_devices"] if d["type"] == "GPU"
     ]
-    names = names or [
-        g["name"] for g in info["gpus"]
-    ]  # another backend: nvidia-smi's names
+    # another backend: nvidia-smi's names
+    names = names or [g["name"] for g in info["gpus"]]
     lines = []
     for i, name in enumerate(names):
         found, device = gpu_datasheet(name), f"gpu:{i}"
@@ -213,9 +212,8 @@ def gpu_roof_shares(info, limits):
                 f"  {dtype}: measured {measured:,.1f} TFLOP/s, {measured / tflops[dtype]:.0%} "
                 f"of the datasheet's {tflops[dtype]:,.1f}"
             )
-            if (
-                dtype == "float32" and "tf32" in tflops
-            ):  # TensorFlow multiplies float32 as TF32
+            # TensorFlow multiplies float32 as TF32
+            if dtype == "float32" and "tf32" in tflops:
                 text += f", {measured / tflops['tf32']:.0%} of its TF32 {tflops['tf32']:,.0f}"
             lines.append(text)
         gbs = limits["bandwidth_gbs"].get(device)
@@ -418,8 +416,9 @@ def devices():
 
     try:
         return ["cpu:0"] + keras.distribution.list_devices("gpu")
+    # JAX without a GPU; a backend without the API
     except (
         RuntimeError,
         AttributeError,
-    ):  # JAX without a GPU; a backend without the API
+    ):
         return ["cpu:0"]

@@ -43,12 +43,13 @@ CHECK_VERSION = 6  # raise it when check_image changes: cached verdicts are then
 # Most pixels decoded from one file (decompression bombs): a larger JPEG (a 48-200 MP phone photo)
 # is decoded at 1/2, 1/4 or 1/8 scale to stay under it; other larger pictures are refused.
 MAX_PIXELS = 40_000_000
+# the reduced scales a JPEG decoder offers (libjpeg's DCT scaling)
 JPEG_SCALES = (
     1,
     2,
     4,
     8,
-)  # the reduced scales a JPEG decoder offers (libjpeg's DCT scaling)
+)
 # Files that operating systems and apps put next to pictures, by name (lower case)
 _SYSTEM_FILES = {
     "thumbs.db": "Windows Thumbs.db",
@@ -79,12 +80,10 @@ class ImageReport:
     bad: list = field(default_factory=list)  # (path, reason): skipped
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
     unused: list = field(default_factory=list)  # files that are no pictures (by name)
-    hidden: list = field(
-        default_factory=list
-    )  # (hidden folder, files in it): not entered
-    digests: dict = field(
-        default_factory=dict
-    )  # path -> digest of its pixels (good files)
+    # (hidden folder, files in it): not entered
+    hidden: list = field(default_factory=list)
+    # path -> digest of its pixels (good files)
+    digests: dict = field(default_factory=dict)
     decoded: int = (
         0  # files decoded now (the others had an up-to-date verdict in the cache)
     )
@@ -154,10 +153,11 @@ def unused_line(paths, hidden=()):
 _PNG, _WEBP = b"\x89PNG", b"RIFF"
 _EXIF = {"jpeg": b"Exif\x00\x00", "png": b"eXIf", "webp": b"EXIF"}
 _HEAD = 1 << 16  # an EXIF block holds at most 64 KB
+# a TIFF header: little-endian ("II") or big-endian ("MM")
 _TIFF = (
     b"II*\x00",
     b"MM\x00*",
-)  # a TIFF header: little-endian ("II") or big-endian ("MM")
+)
 _ORIENTATION_TAG = 0x0112  # EXIF orientation: 1 upright, 2-8 mirrored and/or rotated
 _ENTRIES = 32  # IFD entries looked at (tags are sorted, and 0x0112 comes early)
 _READ = 1024  # bytes of the TIFF block read: its header and first IFD
@@ -292,9 +292,8 @@ def _upright(picture, orientation):
     mirror, flip = (
         tf.reduce_any(orientation == v) for v in ([2, 3, 6, 7], [3, 4, 7, 8])
     )
-    return tf.reverse(
-        picture, tf.boolean_mask([1, 0], [mirror, flip])
-    )  # 1: width, 0: height
+    # 1: width, 0: height
+    return tf.reverse(picture, tf.boolean_mask([1, 0], [mirror, flip]))
 
 
 def _decode(contents):
@@ -380,9 +379,8 @@ def _pillow_orientation(im):
     """The EXIF orientation tag as Pillow reads it, None if none or unreadable."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter(
-                "ignore"
-            )  # "Corrupt EXIF data": the picture may still be fine
+            # "Corrupt EXIF data": the picture may still be fine
+            warnings.simplefilter("ignore")
             return im.getexif().get(_ORIENTATION_TAG)
     except Exception:  # an EXIF block Pillow cannot read at all: no orientation either
         return None
@@ -448,9 +446,8 @@ def _check_image(path):
             False,
             f"{fmt} images cannot be decoded by the pipeline; convert to JPEG or PNG",
         )
-    if (
-        fmt == "WEBP" and frames > 1
-    ):  # refused before TensorFlow's decoder, which it can crash
+    # refused before TensorFlow's decoder, which it can crash
+    if fmt == "WEBP" and frames > 1:
         return False, (
             f"an animated WebP ({frames} frames), which TensorFlow's decoder cannot "
             "read; save its first frame as PNG or JPEG"
@@ -534,9 +531,10 @@ def _walk(folder, root=None):
     top = os.path.realpath(folder)
     root = root and os.path.realpath(root)
 
+    # a folder os.walk cannot list: named, never skipped silently
     def unreadable(
         error,
-    ):  # a folder os.walk cannot list: named, never skipped silently
+    ):
         links.append(
             (
                 Path(error.filename),

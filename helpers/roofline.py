@@ -270,16 +270,14 @@ def predictions(names, device_roofs):
 def _why_above(bound="compute", speed_now=None):
     """Why a run beat its roof: the roofs, where `speed_now` (speed_now's share) says the
     machine ran faster than when notebook 00 measured it, else the prediction (notebook 08)."""
-    if (
-        speed_now is not None and speed_now > roofs.FASTER_NOW
-    ):  # speed_now's "ran ... busier"
+    # speed_now's "ran ... busier"
+    if speed_now is not None and speed_now > roofs.FASTER_NOW:
         return (
             "the machine runs faster today than when notebook 00 measured its roofs, so they "
             "can still be low: run notebook 00 again on a quiet machine"
         )
-    if (
-        bound == "memory"
-    ):  # the cache-blind count's memory roof: an estimate, not a bound
+    # the cache-blind count's memory roof: an estimate, not a bound
+    if bound == "memory":
         return (
             "the estimate's byte count ignores the caches, which kept part of the traffic "
             "off the memory bus (or a kernel beat the measured copy): its memory roof is an "
@@ -413,9 +411,8 @@ def summary(found, speed_now=None):
     its roof and the one furthest below, and whether more arithmetic per picture came closer
     (notebook 08)."""
     judged = [p for p in found if p["ratio"] is not None]
-    above = [
-        p for p in judged if round(p["ratio"], 2) > 1
-    ]  # as printed, like `reading`
+    # as printed, like `reading`
+    above = [p for p in judged if round(p["ratio"], 2) > 1]
     bound = (
         "compute"
         if any(p.get("bound", "compute") == "compute" for p in above)
@@ -447,15 +444,13 @@ def summary(found, speed_now=None):
     per_picture = (best["flops_per_s"] / best["pictures_per_s"]) / (
         worst["flops_per_s"] / worst["pictures_per_s"]
     )
-    more = (
-        per_picture * (best.get("batch") or 1) / (worst.get("batch") or 1)
-    )  # per step
+    # per step
+    more = per_picture * (best.get("batch") or 1) / (worst.get("batch") or 1)
     line += (
         " One run each, not timed in alternation: the order ranks nothing by itself."
     )
-    if (
-        best["ratio"] < 1.2 * worst["ratio"]
-    ):  # single runs this close can swap on a busy machine
+    # single runs this close can swap on a busy machine
+    if best["ratio"] < 1.2 * worst["ratio"]:
         return line + " Their shares lie within 20 % of each other: no run stands out."
     if abs(more - 1) < 0.01:
         return line + (
@@ -485,11 +480,12 @@ def blog_points():
     found = []
     for step, speed in speeds.items():
         cifar = step == "cifar10"
+        # the blog's batches
         p = predict(
             models.cifar10_net() if cifar else models.cats_dogs_net(step),
             v100,
             batch=512 if cifar else 32,
-        )  # the blog's batches
+        )
         found.append(
             {
                 "label": "blog CIFAR-10 net" if cifar else f"blog step {step}",

@@ -74,14 +74,14 @@ def install(setattr=setattr):
         return {"current": _resident("VmRSS"), "peak": _resident("VmHWM")}
 
     def reset_memory_stats(device):
-        Path("/proc/self/clear_refs").write_text(
-            "5"
-        )  # Linux: the peak starts again from now
+        # Linux: the peak starts again from now
+        Path("/proc/self/clear_refs").write_text("5")
 
+    # one fake, ever
     list_physical_devices.real, list_logical_devices.real = (
         physical,
         logical,
-    )  # one fake, ever
+    )
     tf.config.set_soft_device_placement(True)
     setattr(tf.config, "list_physical_devices", list_physical_devices)
     setattr(tf.config, "list_logical_devices", list_logical_devices)

@@ -80,6 +80,7 @@ def test_every_network_is_recorded_on_jax_in_both_formats_without_tensorflow(rec
         assert r["backend"] == "jax" and r["device"] == "cpu:0"
         assert r["device_name"] == r["hardware"]["cpu"]["model"]
         assert r["images_per_s"] > 0 and r["timeline"]["samples"][0]["cpu_pct"] >= 0
+    # the batch sweep, in both formats
     assert sorted(r["batch_size"] for r in found if r["model"] == "cifar10_net") == [
         2,
         2,
@@ -89,13 +90,11 @@ def test_every_network_is_recorded_on_jax_in_both_formats_without_tensorflow(rec
         8,
         16,
         16,
-    ]  # the batch sweep, in both formats
-    assert len(results.table(found)) == len(
-        found
-    )  # notebook 08's and 09's table of records
-    assert len(roofline.points(found, kind="recorded")) == len(
-        found
-    )  # notebook 08's roofline
+    ]
+    # notebook 08's and 09's table of records
+    assert len(results.table(found)) == len(found)
+    # notebook 08's roofline
+    assert len(roofline.points(found, kind="recorded")) == len(found)
 
 
 def test_the_training_memory_of_every_network_is_recorded(recorded):

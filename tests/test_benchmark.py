@@ -119,9 +119,8 @@ def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(
         "supported_dtypes",
         lambda device: ["float32", "float16", "bfloat16"],
     )
-    gpu = plan(
-        ["--all", "--device", "gpu"]
-    )  # (model, device, batch, source, ..., jit, dtype)
+    # (model, device, batch, source, ..., jit, dtype)
+    gpu = plan(["--all", "--device", "gpu"])
     assert {(run[0], run[-1]) for run in gpu} == {
         (m, t) for m in models.MODELS for t in ("float32", "float16", "bfloat16")
     }
@@ -155,14 +154,14 @@ def test_all_runs_every_network_in_every_format_of_a_gpu_with_the_batch_sweep(
         "jpeg",
         "python",
     }
-    assert {run[6] for run in everything if run[1] == "cpu:0"} == {
-        None
-    }  # make bench as before
+    # make bench as before
+    assert {run[6] for run in everything if run[1] == "cpu:0"} == {None}
+    # on the CPU only when asked
     assert {run[6] for run in plan(["--all", "--device", "cpu", "--xla", "both"])} == {
         None,
         "auto",
         True,
-    }  # on the CPU only when asked
+    }
 
 
 def test_asking_for_a_gpu_where_there_is_none_says_what_keras_sees(monkeypatch):
@@ -202,9 +201,8 @@ def test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline(
     assert sorted((r["device"], str(r["jit_compile"])) for r in found) == sorted(
         [(d, "auto") for d in gpus] * 2 + [(d, "True") for d in gpus]
     )
-    assert all(
-        r["xla"] for r in found
-    )  # no augmentation layers: XLA on both ways on a GPU
+    # no augmentation layers: XLA on both ways on a GPU
+    assert all(r["xla"] for r in found)
     assert len(list(tmp_path.glob("*_b8_float16_xla-on.json"))) == 2
     rules = [
         json.loads(p.read_text())
@@ -248,9 +246,8 @@ def test_jit_compile_is_recorded_and_augmentation_layers_refuse_xla(fixed_peak):
         "mnist_cnn", batch_size=8, steps=3, warmup=0, jit_compile=True
     )
     assert record["jit_compile"] is True and record["xla"] is True
-    default = benchmark.run(
-        "mnist_cnn", batch_size=8, steps=3, warmup=0
-    )  # a CPU-only machine
+    # a CPU-only machine
+    default = benchmark.run("mnist_cnn", batch_size=8, steps=3, warmup=0)
     assert default["jit_compile"] == "auto" and default["xla"] is False
 
 
@@ -266,9 +263,8 @@ def test_on_a_cpu_the_gpu_rules_say_why_they_are_skipped(capsys):
 def test_each_gpu_rule_prints_a_prediction_from_its_numbers_a_measurement_and_a_verdict(
     rule,
 ):
-    found = getattr(benchmark, rule)(
-        "cpu:0", "Tesla T4"
-    )  # any device runs it; only a GPU means it
+    # any device runs it; only a GPU means it
+    found = getattr(benchmark, rule)("cpu:0", "Tesla T4")
     lines = benchmark.rule_lines(found)
     assert [line.split(":")[0].strip() for line in lines[1:]] == [
         "predict",

@@ -24,9 +24,10 @@ def test_checked_cells_carry_nbvals_tag_and_keep_one_output_each():
         ]
     )
     assert [checked_cells.is_checked(c) for c in nb.cells] == [False, False, True]
+    # one print that reached the kernel in two
     nb.cells[2].outputs = [
         nbformat.v4.new_output("stream", name="stdout", text=t) for t in ("2", "\n")
-    ]  # one print that reached the kernel in two
+    ]
     keep_checked_outputs(nb)
     assert [len(c.get("outputs", [])) for c in nb.cells] == [0, 0, 1]
     assert nb.cells[2].outputs[0].text == "2\n"

@@ -352,10 +352,11 @@ def test_no_zip_or_tar_entry_lands_outside_the_folder(tmp_path, name):
     tar = config.safe_extract(
         unsafe_tar(tmp_path / "a" / "abs.tar.gz", "absolute"), tmp_path / "a" / "tar"
     )
+    # an absolute name is read as one inside the folder
     assert sorted(p.relative_to(tar).as_posix() for p in tar.rglob("*.txt")) == [
         "ok.txt",
         "tmp/evil.txt",
-    ]  # an absolute name is read as one inside the folder
+    ]
 
 
 def test_safe_archive_is_extracted_whole(tmp_path):

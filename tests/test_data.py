@@ -51,9 +51,8 @@ def test_mnist_sample_split_is_fixed_and_disjoint(profile):
     assert x_train.shape == (8000, 28, 28) and x_val.shape == (2000, 28, 28)
     assert set(np.unique(y_train)) == set(range(10))
     train_rows = {row.tobytes() for row in x_train}
-    assert (
-        sum(row.tobytes() in train_rows for row in x_val) < 5
-    )  # MNIST has a few duplicates
+    # MNIST has a few duplicates
+    assert sum(row.tobytes() in train_rows for row in x_val) < 5
     again, _ = data.mnist_arrays("train")
     assert (again == x_train).all()
 
@@ -189,9 +188,8 @@ def test_cats_dogs_reads_a_folder_of_ones_own(tmp_path, monkeypatch, layout):
     labels = np.concatenate([y.numpy() for _, y in val])
     assert sorted(labels) == [0, 0, 1, 1]
     paths, labels, _ = data.cats_dogs_files("validation")
-    for path, label in zip(
-        paths, labels
-    ):  # every label is the folder the picture is in
+    # every label is the folder the picture is in
+    for path, label in zip(paths, labels):
         assert Path(path).parent.name == ("cats", "dogs")[label]
         assert Path(path).parts[-3] == layout[1]
 
@@ -267,11 +265,12 @@ def test_the_pipeline_switches_change_the_speed_not_the_pictures():
             for a, b in zip(batches[0], other, strict=True)
         )
     endless = data.image_pipeline(paths[:6], labels[:6], 32, 4, repeat=True)
+    # whole batches only, forever
     assert [len(y) for _, y in endless.take(3)] == [
         4,
         4,
         4,
-    ]  # whole batches only, forever
+    ]
 
 
 def test_one_class_is_refused_with_the_classes_found(tmp_path):
@@ -444,10 +443,11 @@ def test_a_third_class_folder_is_refused_naming_both_splits(tmp_path, monkeypatc
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", train=2, test=1)
     write_jpeg(root / "training_set" / "birds" / "robin.jpg")
+    # either split: the folder as a whole is wrong
     for split in (
         "train",
         "validation",
-    ):  # either split: the folder as a whole is wrong
+    ):
         with pytest.raises(ValueError) as error:
             data.cats_dogs_files(split, root=root)
         message = str(error.value)
@@ -496,10 +496,11 @@ def test_class_folders_whose_names_say_no_animal_are_refused_naming_both(tmp_pat
         ValueError, match=r"which the dogs: bar/ and foo/ .*Rename them"
     ):
         data.cats_dogs_files("train", root=tmp_path)
+    # one name says both: it cannot decide either
     for name in (
         "cats",
         "cats_and_dogs",
-    ):  # one name says both: it cannot decide either
+    ):
         write_jpeg(tmp_path / "mixed" / "train" / name / "a.jpg")
     with pytest.raises(ValueError, match=r"cats/ and cats_and_dogs/"):
         data.cats_dogs_files("train", root=tmp_path / "mixed")
@@ -508,9 +509,8 @@ def test_class_folders_whose_names_say_no_animal_are_refused_naming_both(tmp_pat
 def test_splits_may_name_their_folders_differently(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     root = tutorial_folder(tmp_path / "mine", train=2, test=0)
-    for i, name in enumerate(
-        ("Hund", "Katze")
-    ):  # paired by sorted position, labels swap
+    # paired by sorted position, labels swap
+    for i, name in enumerate(("Hund", "Katze")):
         write_jpeg(root / "test_set" / name / f"{name}.1.jpg", seed=50 + i)
     paths, labels, classes = data.cats_dogs_files("validation", root=root)
     assert classes == ["Katze", "Hund"]
@@ -548,9 +548,8 @@ def test_a_general_class_folder_reports_its_classes_and_counts(tmp_path, capsys)
         "label 2 = cherries/: 1)"
     ) in capsys.readouterr().out
     data.labelled_files(tmp_path, limit=5)
-    line = capsys.readouterr().out.splitlines()[
-        -1
-    ]  # the counts are of the pictures used
+    # the counts are of the pictures used
+    line = capsys.readouterr().out.splitlines()[-1]
     assert (
         "5 images in 3 classes (label 0 = apples/: 2, label 1 = bananas/: 2 of 3, "
         "label 2 = cherries/: 1), limit=5 kept up to an even share per class"
@@ -580,9 +579,8 @@ def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is
     tmp_path, capsys
 ):
     a = write_jpeg(tmp_path / "cats" / "a.jpg")
-    (tmp_path / "cats" / "a (1).jpg").write_bytes(
-        a.read_bytes()
-    )  # a browser's second download
+    # a browser's second download
+    (tmp_path / "cats" / "a (1).jpg").write_bytes(a.read_bytes())
     b = write_jpeg(tmp_path / "cats" / "b.jpg", seed=1)
     (tmp_path / "dogs" / "b.jpg").parent.mkdir()
     (tmp_path / "dogs" / "b.jpg").write_bytes(b.read_bytes())
@@ -601,9 +599,8 @@ def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is
 def test_files_and_folders_outside_the_class_folders_are_named(tmp_path, capsys):
     write_jpeg(tmp_path / "cats" / "a.jpg")
     write_jpeg(tmp_path / "dogs" / "b.jpg", seed=1)
-    write_jpeg(
-        tmp_path / "forgotten.jpg", seed=2
-    )  # next to the class folders, not inside
+    # next to the class folders, not inside
+    write_jpeg(tmp_path / "forgotten.jpg", seed=2)
     (tmp_path / "__MACOSX" / "cats").mkdir(parents=True)  # from a Mac's zip: no class
     (tmp_path / "__MACOSX" / "cats" / "._a.jpg").write_bytes(b"\x00\x05\x16\x07")
     (tmp_path / "cats" / ".ipynb_checkpoints").mkdir()
@@ -633,9 +630,8 @@ def test_kaggles_unsplit_folder_keeps_a_picture_chosen_for_training_out_of_valid
         match=r"No pictures left in .*PetImages/Cat/: its usable "
         r"pictures chosen for validation are all copies",
     ):
-        data.cats_dogs_files(
-            "validation"
-        )  # the cat held out would leave no cat to measure
+        # the cat held out would leave no cat to measure
+        data.cats_dogs_files("validation")
     assert (
         "not used for validation: 1 picture also chosen for training"
         in capsys.readouterr().out
@@ -653,10 +649,11 @@ def two_classes(folder, names=("cats", "dogs")):
 def test_a_root_that_is_no_folder_says_what_it_is(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     two_classes(tmp_path / "pets")
+    # %env leaves ~ as it is
     assert data.labelled_files("~/pets")[2] == [
         "cats",
         "dogs",
-    ]  # %env leaves ~ as it is
+    ]
     with pytest.raises(
         FileNotFoundError,
         match=r"petz does not exist\. The nearest folder that "
@@ -678,10 +675,11 @@ def test_a_cat_dog_root_without_its_split_says_what_it_holds(tmp_path):
         FileNotFoundError, match="without a split.*PetImages.*COURSE_PROFILE=full"
     ):
         data.cats_dogs_files("train", tmp_path / "PetImages")
+    # keras.utils.get_file(extract=True): one level down
     for split in (
         "train",
         "validation",
-    ):  # keras.utils.get_file(extract=True): one level down
+    ):
         two_classes(tmp_path / "download" / "cats_and_dogs_filtered" / split)
     with pytest.raises(
         FileNotFoundError, match=r"one level down: use .*cats_and_dogs_filtered"
@@ -722,9 +720,8 @@ def drawn(tmp_path, picture, draws=200):
 def test_a_shear_of_0_2_degrees_moves_a_corner_by_0_35_percent_of_the_width():
     lines = np.zeros((SIZE, SIZE, 3), "float32")
     lines[SIZE // 2] = 255
-    expected = math.sin(
-        math.radians(0.2)
-    )  # 0.0035: Keras 2 read shear_range in degrees
+    # 0.0035: Keras 2 read shear_range in degrees
+    expected = math.sin(math.radians(0.2))
     assert tilt(data.keras2_transform(lines, shear_degrees=0.2)) == pytest.approx(
         expected, rel=0.05
     )
@@ -742,12 +739,12 @@ def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
     most = math.sin(math.radians(models.SHEAR_DEGREES))
     # a zoom stretches the tilt by (width zoom / height zoom), at most 1.2 / 0.8
     assert tilts.max() <= most * 1.5 * 1.05 and tilts.max() >= most * 0.7
-    assert (
-        tilts.max() < 0.01
-    )  # a fraction of 0.2 (Keras 3's unit) would tilt it up to 20 %
+    # a fraction of 0.2 (Keras 3's unit) would tilt it up to 20 %
+    assert tilts.max() < 0.01
 
     square = np.zeros((SIZE, SIZE, 3), "float32")
     square[150:251, 150:251] = 255
+    # (width, height) / before
     sides = np.array(
         [
             (
@@ -756,11 +753,10 @@ def test_the_loader_draws_keras_2s_shear_zoom_and_flip(tmp_path):
             )
             for p in drawn(tmp_path, square)
         ]
-    )  # (width, height) / before
+    )
     assert sides.min() > 1 / 1.2 - 0.03 and sides.max() < 1 / 0.8 + 0.03
-    assert (
-        sides.min() < 0.87 and sides.max() > 1.18
-    )  # the whole range 0.8..1.2 is drawn
+    # the whole range 0.8..1.2 is drawn
+    assert sides.min() < 0.87 and sides.max() > 1.18
     aspect = sides[:, 0] / sides[:, 1]
     assert aspect.min() < 0.8 and aspect.max() > 1.25  # width and height zoomed apart
     assert abs(np.corrcoef(sides[:, 0], sides[:, 1])[0, 1]) < 0.3

@@ -19,9 +19,8 @@ def test_the_hardware_table_and_mixed_precision_support_name_both_t4s():
         ("Tesla T4", (7, 5))
     ] * 2
     support = hardware.mixed_precision_support()
-    assert (
-        support["gpu_float16_tensor_cores"] and not support["gpu_bfloat16"]
-    )  # Turing: no bf16
+    # Turing: no bf16
+    assert support["gpu_float16_tensor_cores"] and not support["gpu_bfloat16"]
     assert list(hardware.table()["this machine"].filter(like="GPU").index) == [
         "GPU 0",
         "GPU 1",
@@ -74,9 +73,8 @@ def test_the_monitor_samples_each_gpu_and_the_plot_draws_a_line_for_each():
 @pytest.mark.usefixtures("fake_gpu")
 def test_the_gpu_rules_each_print_a_prediction_a_measurement_and_a_verdict():
 
-    found = benchmark.gpu_rules(
-        "gpu:0", "Tesla T4"
-    )  # on the CPU here: the verdicts mean nothing
+    # on the CPU here: the verdicts mean nothing
+    found = benchmark.gpu_rules("gpu:0", "Tesla T4")
     assert [r["rule"] for r in found] == [
         "tensor-core shapes",
         "NHWC vs NCHW",

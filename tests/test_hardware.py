@@ -86,9 +86,8 @@ def test_table_names_every_gpu_nvidia_smi_reports():
 def test_without_gputil_the_table_comes_from_nvidia_smi_with_one_notice(
     monkeypatch, capsys
 ):
-    monkeypatch.setitem(
-        sys.modules, "GPUtil", None
-    )  # as on Python 3.12 without distutils
+    # as on Python 3.12 without distutils
+    monkeypatch.setitem(sys.modules, "GPUtil", None)
     hardware._notice_once.cache_clear()
     first, second = hardware.gpus(), hardware.gpus()
     notices = capsys.readouterr().out.splitlines()
@@ -123,9 +122,8 @@ def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
         and amd["bfloat16"] == 2 * amd["float32"]
     )
     zen5 = hardware.theoretical_peaks(info("AMD EPYC", "avx512f") | {"family": 26})
-    assert zen5["float32"] == pytest.approx(
-        2 * 64 * 2.6e9
-    )  # 512-bit pipes from Zen 5 on
+    # 512-bit pipes from Zen 5 on
+    assert zen5["float32"] == pytest.approx(2 * 64 * 2.6e9)
     # Intel's AVX-512 server core: two 16-lane ports; AMX's bfloat16 tiles 1,024 FLOP a cycle
     xeon = hardware.theoretical_peaks(
         info("Intel(R) Xeon(R)", "avx512f", "avx512_bf16", "amx_bf16", ghz=2.0, cores=4)
@@ -148,9 +146,8 @@ def test_theoretical_peak_counts_cores_lanes_fma_and_clock():
         hardware.theoretical_peaks(info("Intel Core i7", ghz=3.0, cores=1))["bfloat16"]
         is None
     )
-    assert (
-        hardware.theoretical_peaks(info("AMD EPYC", ghz=None)) is None
-    )  # no clock: no peak
+    # no clock: no peak
+    assert hardware.theoretical_peaks(info("AMD EPYC", ghz=None)) is None
     no_fma = info("old", ghz=2.0)
     no_fma["simd"] = ["sse4_2"]
     assert hardware.theoretical_peaks(no_fma) is None

@@ -180,16 +180,14 @@ def _png(width, height):
 
 
 def test_decompression_bombs_are_refused_before_any_decoding(tmp_path):
-    (tmp_path / "bomb.png").write_bytes(
-        _png(30_000, 30_000)
-    )  # 900 MP in a 100-byte file
+    # 900 MP in a 100-byte file
+    (tmp_path / "bomb.png").write_bytes(_png(30_000, 30_000))
     ok, why = images.check_image(tmp_path / "bomb.png")
     assert not ok and "too large to decode safely (30000x30000 pixels" in why
     jpeg = bytearray(write_jpeg(tmp_path / "small.jpg").read_bytes())
     start = jpeg.index(b"\xff\xc0") + 5  # the frame header: height, then width
-    jpeg[start : start + 4] = struct.pack(
-        ">HH", 65_000, 65_000
-    )  # 4.2 GP: 66 MP even at 1/8
+    # 4.2 GP: 66 MP even at 1/8
+    jpeg[start : start + 4] = struct.pack(">HH", 65_000, 65_000)
     (tmp_path / "bomb.jpg").write_bytes(jpeg)
     ok, why = images.check_image(tmp_path / "bomb.jpg")
     assert not ok and "even at 1/8 scale (65000x65000 pixels" in why
@@ -234,9 +232,8 @@ def test_a_phone_photo_is_read_upright_by_the_pipeline_and_by_predict(tmp_path, 
         path, "JPEG", quality=95, exif=EXIF[order] % 6
     )
     stored = tf.io.decode_jpeg(tf.io.read_file(str(path))).numpy()
-    assert stored.shape == (40, 60, 3) and not top_is_red(
-        stored
-    )  # as stored: on its side
+    # as stored: on its side
+    assert stored.shape == (40, 60, 3) and not top_is_red(stored)
     assert top_is_red(ImageOps.exif_transpose(Image.open(path)))  # as a viewer shows it
     assert int(images.exif_orientation(tf.io.read_file(str(path)))) == 6
     assert images.decode_picture(tf.io.read_file(str(path))).shape == (60, 40, 3)
@@ -252,9 +249,8 @@ def test_every_exif_orientation_is_applied_as_pillow_applies_it(tmp_path, fmt):
     import tensorflow as tf
 
     blocks = np.random.default_rng(4).integers(0, 255, (3, 5, 3), dtype=np.uint8)
-    rgb = blocks.repeat(8, axis=0).repeat(
-        8, axis=1
-    )  # 24 x 40 in blocks: JPEG keeps them well
+    # 24 x 40 in blocks: JPEG keeps them well
+    rgb = blocks.repeat(8, axis=0).repeat(8, axis=1)
     rgb[:8, :8] = 255  # a white corner, so that every turn and mirror looks different
     options = {
         "JPEG": dict(quality=100, subsampling=0),
@@ -297,27 +293,25 @@ def test_a_photo_stored_on_its_side_is_turned_without_changing_a_pixel(tmp_path)
         ]
         assert read[0].dtype == read[1].dtype == np.uint8 and read[0].shape[-1] == 3
         np.testing.assert_array_equal(read[1], read[0])
+        # turned after resizing: the same picture
         small = [
             images.read_picture(str(tmp_path / f"{how}_{mode}.png"), (48, 40)).numpy()
             for how in ("upright", "side")
-        ]  # turned after resizing: the same picture
+        ]
         assert small[0].shape == small[1].shape == (48, 40, 3)
-        np.testing.assert_allclose(
-            small[1], small[0], atol=0.01
-        )  # float32 rounding, of 255
+        # float32 rounding, of 255
+        np.testing.assert_allclose(small[1], small[0], atol=0.01)
 
 
-@pytest.mark.filterwarnings(
-    "ignore:Corrupt EXIF data"
-)  # Pillow, writing the broken block
+# Pillow, writing the broken block
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data")
 def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
     import tensorflow as tf
 
     plain = write_jpeg(tmp_path / "plain.jpg")
     assert int(images.exif_orientation(tf.io.read_file(str(plain)))) == 1
-    broken = (
-        tmp_path / "broken_exif.jpg"
-    )  # an orientation entry pointing past the block's end
+    # an orientation entry pointing past the block's end
+    broken = tmp_path / "broken_exif.jpg"
     Image.open(plain).save(broken, exif=b"Exif\x00\x00MM\x00*\xff\xff\xff\xf0")
     assert int(images.exif_orientation(tf.io.read_file(str(broken)))) == 1
     assert images.check_image(broken)[0]
@@ -325,24 +319,23 @@ def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
 
 def test_transparent_parts_are_shown_on_white_as_viewers_show_them(tmp_path):
     rgba = np.zeros((20, 20, 4), np.uint8)
+    # the right half a red object; the left half transparent
     rgba[:, 10:] = [
         200,
         30,
         30,
         255,
-    ]  # the right half a red object; the left half transparent
+    ]
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.png")
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.webp", lossless=True)
     Image.fromarray(rgba[..., [0, 3]], "LA").save(tmp_path / "gray_alpha.png")
     report = images.check_images(tmp_path)
-    assert (
-        len(report.good) == 3 and not report.bad
-    )  # an RGBA WebP too, which TF's own refuses
+    # an RGBA WebP too, which TF's own refuses
+    assert len(report.good) == 3 and not report.bad
     for path in report.good:
         picture = images.read_picture(str(path), (20, 20)).numpy()
-        assert picture[:, :8].min() > 250, (
-            path
-        )  # white where it is transparent, not black
+        # white where it is transparent, not black
+        assert picture[:, :8].min() > 250, path
         assert picture[:, 12:, 1].max() < 60 or "gray" in path.name, path
     assert all(
         "transparent parts are shown on white" in note for _, note in report.notes
@@ -394,9 +387,8 @@ def test_names_and_formats_from_other_systems_are_used_or_named(tmp_path):
         Image.fromarray(rgb).save(
             tmp_path / name, {".jfif": "JPEG"}.get(Path(name).suffix)
         )
-    (tmp_path / "IMG_0007.jpg").write_bytes(
-        b"\x00\x00\x00\x18ftypheic" + bytes(64)
-    )  # renamed
+    # renamed
+    (tmp_path / "IMG_0007.jpg").write_bytes(b"\x00\x00\x00\x18ftypheic" + bytes(64))
     (tmp_path / "desktop.ini").write_text("[.ShellClassInfo]\n")
     (tmp_path / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
     report = images.check_images(tmp_path)
@@ -486,12 +478,10 @@ def test_a_validation_picture_with_the_pixels_of_a_training_one_is_left_out(
 def test_a_palette_bmp_is_refused_and_a_transparent_gif_is_named(tmp_path):
     rgb = np.zeros((10, 10, 3), np.uint8)
     rgb[:, :5], rgb[:, 5:] = [20, 200, 20], [200, 30, 30]
-    Image.fromarray(rgb).convert("P").save(
-        tmp_path / "paint.bmp"
-    )  # TF: palette numbers as gray
-    gif = Image.fromarray(rgb).quantize(
-        2
-    )  # two palette colours, the left one transparent
+    # TF: palette numbers as gray
+    Image.fromarray(rgb).convert("P").save(tmp_path / "paint.bmp")
+    # two palette colours, the left one transparent
+    gif = Image.fromarray(rgb).quantize(2)
     gif.save(tmp_path / "logo.gif", transparency=gif.getpixel((0, 0)))
     report = images.check_images(tmp_path)
     assert [p.name for p, _ in report.bad] == ["paint.bmp"]
@@ -532,9 +522,8 @@ def test_a_32_bit_bmp_is_refused_by_name_not_read_as_a_white_square(tmp_path):
     rgb = np.zeros((8, 8, 3), np.uint8)
     rgb[:, :4] = [200, 30, 30]
     bmp_32bit(tmp_path / "scan.bmp", rgb)
-    assert (
-        Image.open(tmp_path / "scan.bmp").mode == "RGB"
-    )  # as Pillow, and a viewer, show it
+    # as Pillow, and a viewer, show it
+    assert Image.open(tmp_path / "scan.bmp").mode == "RGB"
     ok, why = images.check_image(tmp_path / "scan.bmp")
     assert not ok and "32-bit BMP whose fourth byte is padding" in why
 
@@ -559,9 +548,8 @@ def test_an_animated_webp_is_refused_with_its_reason(tmp_path):
     rgb = np.random.default_rng(7).integers(0, 255, (20, 30, 3), dtype=np.uint8)
     frames = [Image.fromarray(rgb), Image.fromarray(255 - rgb)]
     frames[0].save(tmp_path / "sticker.webp", save_all=True, append_images=frames[1:])
-    ok, why = images.check_image(
-        tmp_path / "sticker.webp"
-    )  # TensorFlow would abort on it
+    # TensorFlow would abort on it
+    ok, why = images.check_image(tmp_path / "sticker.webp")
     assert not ok and why.startswith("an animated WebP (2 frames)")
 
 
@@ -570,12 +558,10 @@ def test_an_orientation_the_pipeline_cannot_find_is_refused_rather_than_used_tur
 ):
     path = tmp_path / "IMG_0043.JPG"
     portrait().rotate(90, expand=True).save(path, "JPEG", exif=EXIF["big-endian"] % 6)
-    app15 = (
-        b"\xff\xef" + (65000).to_bytes(2, "big") + bytes(64998)
-    )  # a maker's own segment
-    path.write_bytes(
-        path.read_bytes()[:2] + 2 * app15 + path.read_bytes()[2:]
-    )  # EXIF > 64 KB in
+    # a maker's own segment
+    app15 = b"\xff\xef" + (65000).to_bytes(2, "big") + bytes(64998)
+    # EXIF > 64 KB in
+    path.write_bytes(path.read_bytes()[:2] + 2 * app15 + path.read_bytes()[2:])
     ok, why = images.check_image(path)
     assert not ok and why.startswith(
         "its EXIF orientation 6 is stored where the pipeline does not read it"

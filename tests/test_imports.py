@@ -62,9 +62,8 @@ def _imports():
                     else {a.name for a in node.names}
                 )
             elif isinstance(node, ast.ImportFrom) and node.module == "helpers":
-                found |= {
-                    a.name for a in node.names
-                }  # in code a page writes (make pages)
+                # in code a page writes (make pages)
+                found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                 "helpers."
             ):
@@ -94,12 +93,13 @@ def _cycle(graph):
 
 
 def test_no_helper_module_imports_one_that_imports_it_back():
+    # it can fail
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [
         "a",
         "b",
         "c",
         "a",
-    ]  # it can fail
+    ]
     assert _cycle(_imports()) is None
 
 

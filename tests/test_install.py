@@ -59,9 +59,8 @@ def test_make_finds_npm_itself_and_only_the_decks_insist_on_it():
     assert "NPM := $(shell command -v npm 2>/dev/null)" in makefile
     without = planned("test", "NPM=")
     assert "pytest --nbval-lax" in without and "npm ci" not in without
-    assert "npm ci" in planned(
-        "slides", "NPM="
-    )  # it says how to get Node when npm is missing
+    # it says how to get Node when npm is missing
+    assert "npm ci" in planned("slides", "NPM=")
 
 
 @pytest.mark.processes
@@ -97,8 +96,7 @@ def test_the_deck_tests_skip_without_node_only_outside_ci(tmp_path):
     import test_slides
 
     assert "needs Node.js" in test_slides.node_missing(tmp_path, {})
-    assert (
-        test_slides.node_missing(tmp_path, {"CI": "true"}) is None
-    )  # CI: they run and fail
+    # CI: they run and fail
+    assert test_slides.node_missing(tmp_path, {"CI": "true"}) is None
     (tmp_path / "reveal.js").mkdir()
     assert test_slides.node_missing(tmp_path, {}) is None

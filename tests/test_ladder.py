@@ -71,9 +71,8 @@ def test_transfer_step_trains_only_its_head():
     model = models.cats_dogs_transfer()
     assert model.input_shape == (None, 128, 128, 3) and model.output_shape == (None, 1)
     trainable = sum(int(w.numpy().size) for w in model.trainable_weights)
-    assert (
-        trainable == 256 + 1
-    )  # MobileNet 0.25 gives 256 features; one weight each + bias
+    # MobileNet 0.25 gives 256 features; one weight each + bias
+    assert trainable == 256 + 1
     assert model.count_params() > 200_000  # the frozen ImageNet base is still there
 
 
@@ -188,9 +187,8 @@ def test_a_saved_step_loads_with_plain_keras_in_a_fresh_process(tmp_path):
     np.testing.assert_allclose(
         model.predict(pictures, verbose=0), np.load(tmp_path / "out.npy"), rtol=1e-6
     )
-    assert (
-        "0.0034906" in done.stdout
-    )  # the shear of 0.2 degrees came back as it was saved
+    # the shear of 0.2 degrees came back as it was saved
+    assert "0.0034906" in done.stdout
 
 
 @pytest.mark.processes
@@ -301,16 +299,14 @@ def test_the_recorded_ladder_is_the_tutorials_experiment_and_says_where_it_ran()
         assert r["command"].startswith(
             ("python -m helpers.ladder --data", "python -m tools.ladder --data")
         ), name
-    assert len({(r["step"], r["seed"]) for r in runs}) == len(
-        runs
-    )  # no run recorded twice
+    # no run recorded twice
+    assert len({(r["step"], r["seed"]) for r in runs}) == len(runs)
     seeds = {
         step: sorted(r["seed"] for r in runs if r["step"] == step)
         for step in ladder.CHANGES
     }
-    assert seeds == {
-        step: [1, 2, 3] for step in ladder.CHANGES
-    }  # every step, three seeds
+    # every step, three seeds
+    assert seeds == {step: [1, 2, 3] for step in ladder.CHANGES}
 
 
 def test_a_change_is_real_only_when_its_interval_excludes_zero():
@@ -398,9 +394,8 @@ def test_the_long_runs_table_and_plot_show_every_step_and_epoch():
     assert shown.loc["1"].isna()["epoch 75"]  # a run of 60 epochs has no figure at 75
     fig = plots.long_runs(runs, reference={"2": 90}, mark=25)
     ax = fig.axes[0]
-    assert (
-        len(ax.lines) == 2 * 2 + 1 + 1
-    )  # two curves per run, the blog's 90 %, the mark
+    # two curves per run, the blog's 90 %, the mark
+    assert len(ax.lines) == 2 * 2 + 1 + 1
     assert ax.lines[0].get_ydata()[-1] == pytest.approx(84.0)
 
 
@@ -443,9 +438,8 @@ def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32
         with pytest.raises(SystemExit):
             recorder.main([*common, "--dtype", "float32", "--seeds", "2"])
         err = capsys.readouterr().err
-        assert (
-            "holds runs in mixed_bfloat16" in err and "AMX" not in err
-        )  # float32: no warning
+        # float32: no warning
+        assert "holds runs in mixed_bfloat16" in err and "AMX" not in err
     finally:
         keras.config.set_dtype_policy("float32")
 
@@ -485,9 +479,8 @@ def test_a_run_is_named_by_its_policy_and_whether_amx_computed_it():
 def test_a_run_collapsed_when_its_weights_broke_or_it_answers_one_class():
     assert not ladder.collapsed(run_on(XEON, 0.62))
     assert ladder.collapsed(run_on(XEON, 0.62, nonfinite=(0, 0, 13068)))
-    assert ladder.collapsed(
-        run_on(XEON, 0.505, nonfinite=())
-    )  # older records: no counts
+    # older records: no counts
+    assert ladder.collapsed(run_on(XEON, 0.505, nonfinite=()))
     assert ladder.collapsed({**run_on(XEON, 0.5), "nonfinite_weights_per_epoch": None})
 
 
@@ -510,6 +503,7 @@ def test_settings_are_compared_within_one_machine_by_counts_and_the_others_accur
     assert counts.startswith("mixed_bfloat16 on AMX: ") and counts.endswith(
         "not told apart from float32"
     )
+    # float32's 32 too
     assert numbers(counts.split(": ", 1)[1])[:6] == [
         3,
         3,
@@ -517,7 +511,7 @@ def test_settings_are_compared_within_one_machine_by_counts_and_the_others_accur
         0,
         3,
         0.1,
-    ]  # float32's 32 too
+    ]
     assert accuracy.startswith("accuracy not compared")
     fine = [
         run_on(XEON, a, "mixed_bfloat16", seed=s, cap="AVX512_CORE_BF16")
@@ -530,9 +524,8 @@ def test_settings_are_compared_within_one_machine_by_counts_and_the_others_accur
         ladder.compare_settings(base, [run_on("AMD EPYC", 0.86)])
     table = ladder.by_setting(base + broken + fine)
     assert list(table["collapsed"]) == [0, 3, 0]
-    assert np.isnan(
-        table["mean of the others"][1]
-    )  # no run of the broken setting is left
+    # no run of the broken setting is left
+    assert np.isnan(table["mean of the others"][1])
 
 
 # --- notebook 06's pictures and saved models: loading, checking, training when missing

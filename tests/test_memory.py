@@ -21,25 +21,21 @@ def tiny_net():
 
 def test_training_memory_by_hand():
     net = tiny_net()
-    assert (
-        roofline.fixed_bytes(net) == 16 * 239
-    )  # weights, gradients, Adam's two moments
+    # weights, gradients, Adam's two moments
+    assert roofline.fixed_bytes(net) == 16 * 239
     assert roofline.activation_bytes(net) == (72 + 72 + 3) * 4
-    assert (
-        roofline.activation_bytes(net, "bfloat16") == (72 + 72 + 3) * 2
-    )  # mixed: half
+    # mixed: half
+    assert roofline.activation_bytes(net, "bfloat16") == (72 + 72 + 3) * 2
 
 
 def test_the_largest_batch_that_fits():
     net = tiny_net()
     fits_ten = roofline.fixed_bytes(net) + 10 * roofline.activation_bytes(net) + 100
     assert roofline.largest_batch(net, fits_ten) == 10
-    assert (
-        roofline.largest_batch(net, fits_ten, "bfloat16") == 20
-    )  # half the bytes a picture
-    assert (
-        roofline.largest_batch(net, 1000) == 0
-    )  # not even the weights and moments fit
+    # half the bytes a picture
+    assert roofline.largest_batch(net, fits_ten, "bfloat16") == 20
+    # not even the weights and moments fit
+    assert roofline.largest_batch(net, 1000) == 0
     with pytest.raises(ValueError, match="must be positive"):
         roofline.largest_batch(net, 0)
     with pytest.raises(ValueError, match="Unknown dtype 'int8'"):

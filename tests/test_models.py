@@ -30,10 +30,11 @@ def test_text_lstm_outputs_a_distribution():
     "kind, middle",
     [
         ("lstm", 4 * (32 * (64 + 32) + 32)),
+        # Keras 3 GRU: reset_after, two biases per gate
         (
             "gru",
             3 * (32 * (64 + 32) + 2 * 32),
-        ),  # Keras 3 GRU: reset_after, two biases per gate
+        ),
         ("conv1d", 5 * 64 * 32 + 32),
     ],
 )
@@ -274,9 +275,8 @@ def test_zoom_draws_width_and_height_independently_from_0_8_to_1_2():
     assert sides.min() > 1 / 1.2 - 0.03 and sides.max() < 1 / 0.8 + 0.03
     assert sides.min() < 0.87 and sides.max() > 1.18  # the whole range is used
     aspect = sides[:, 0] / sides[:, 1]
-    assert (
-        aspect.min() < 0.8 and aspect.max() > 1.25
-    )  # width and height change separately
+    # width and height change separately
+    assert aspect.min() < 0.8 and aspect.max() > 1.25
     assert abs(np.corrcoef(sides[:, 0], sides[:, 1])[0, 1]) < 0.3
 
 

@@ -61,9 +61,8 @@ def test_a_two_output_softmax_answers_with_its_dog_column():
         [np.zeros((48, 2), "float32"), np.array([0.0, 2.0], "float32")]
     )
     p = on_page_06("dog_probability")(model, np.full((3, 4, 4, 3), 100.0))
-    np.testing.assert_allclose(
-        p, np.exp(2) / (1 + np.exp(2)), rtol=1e-5
-    )  # (cat, dog): dog
+    # (cat, dog): dog
+    np.testing.assert_allclose(p, np.exp(2) / (1 + np.exp(2)), rtol=1e-5)
     three = keras.Sequential(
         [
             keras.Input((4, 4, 3)),

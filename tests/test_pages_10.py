@@ -117,11 +117,12 @@ def test_the_alpha_beta_model_is_the_rings_2_n_minus_1_latencies_and_bytes():
         6e-3 + 4.5e6 * 1e-8
     )
     assert training.all_reduce_time(3e6, 1, 1e-3, 1e-8) == 0.0
+    # b as GB/s
     wrong = [
         lambda s, n, a, b: a + training.ring_bytes(s, n) * b,  # the latency paid once
         lambda s, n, a, b: 2 * (n - 1) * a + s * b,  # every worker sends S
         lambda s, n, a, b: 2 * (n - 1) * a + training.ring_bytes(s, n) / b,
-    ]  # b as GB/s
+    ]
     assert not any(follows_the_ring(model) for model in wrong)
 
 
@@ -140,9 +141,8 @@ def test_the_alpha_beta_fit_recovers_known_latency_and_seconds_a_byte(
     assert training.fit_alpha_beta(sizes, noisy, workers) == pytest.approx(
         (alpha, beta), rel=0.1
     )
-    once = [
-        alpha + training.ring_bytes(s, workers) * beta for s in sizes
-    ]  # latency paid once
+    # latency paid once
+    once = [alpha + training.ring_bytes(s, workers) * beta for s in sizes]
     assert training.fit_alpha_beta(sizes, once, workers)[0] == pytest.approx(
         alpha / (2 * (workers - 1))
     )
@@ -153,14 +153,12 @@ def test_the_alpha_beta_model_of_a_known_case_and_what_the_fit_refuses():
     assert training.all_reduce_time(3e6, 2, 1e-3, 1e-8) == pytest.approx(0.032)
     assert training.predicted_efficiency(0.1, 0.025) == pytest.approx(0.8)
     assert training.predicted_efficiency(0.1, 0.0) == 1.0
-    alpha, beta = training.fit_alpha_beta(
-        [4, 4e6], [1e-3, 1e-3]
-    )  # no time grew with size
+    # no time grew with size
+    alpha, beta = training.fit_alpha_beta([4, 4e6], [1e-3, 1e-3])
     assert alpha == pytest.approx(5e-4) and beta == pytest.approx(0.0, abs=1e-15)
     alpha, beta = training.fit_alpha_beta([1e6, 2e6, 4e6], [0.005, 0.02, 0.045])
-    assert alpha == 0.0 and 1 / beta == pytest.approx(
-        1.49e8, rel=0.01
-    )  # intercept below 0
+    # intercept below 0
+    assert alpha == 0.0 and 1 / beta == pytest.approx(1.49e8, rel=0.01)
     for sizes, seconds, workers in [
         ([4, 4], [1, 2], 2),
         ([4, 8], [1, 2], 1),
@@ -183,9 +181,8 @@ def test_parts_that_make_the_step_add_up_to_it_and_a_part_left_out_does_not():
     rng = np.random.default_rng(0)
     load = rng.uniform(1.0, 1.6, 8)  # the machine's speed, changing from round to round
     compute, reduce = 0.030 * load, 0.004 * load
-    step = (compute + reduce) * rng.normal(
-        1.0, 0.01, 8
-    )  # the step: exactly its two parts
+    # the step: exactly its two parts
+    step = (compute + reduce) * rng.normal(1.0, 0.01, 8)
     right = sums_to()(
         list(step), {"compute": list(compute), "all-reduce": list(reduce)}
     )

@@ -85,31 +85,27 @@ def test_linear_range_fits_the_small_batches_and_finds_the_knee():
         for t, e in zip(on_a_line(0.5, 0.2), (0.03, -0.03, 0.03, -0.03, 0.03))
     ]
     assert page.linear_range(BATCHES, noisy)[2] is None  # within 10 %: no knee
-    outgrown = on_a_line(0.5, 0.2)[:4] + [
-        0.5 + 0.3 * 256
-    ]  # 256 pays 50 % more a picture
+    # 256 pays 50 % more a picture
+    outgrown = on_a_line(0.5, 0.2)[:4] + [0.5 + 0.3 * 256]
     fixed, per_picture, knee = page.linear_range(BATCHES, outgrown)
     assert knee == 256 and per_picture == pytest.approx(0.2)  # fitted without the knee
     early = on_a_line(0.5, 0.2)[:3] + [0.5 + 0.25 * 64, 0.5 + 0.25 * 256]
-    assert (
-        page.linear_range(BATCHES, early)[2] == 64
-    )  # the first batch to leave the line
+    # the first batch to leave the line
+    assert page.linear_range(BATCHES, early)[2] == 64
     order = [3, 0, 4, 2, 1]
     assert (
         page.linear_range([BATCHES[i] for i in order], [outgrown[i] for i in order])[2]
         == 256
     )
-    assert (
-        page.linear_range([1, 8], [1.0, 2.0])[2] is None
-    )  # two batches: the line is exact
+    # two batches: the line is exact
+    assert page.linear_range([1, 8], [1.0, 2.0])[2] is None
 
 
 def test_linear_ranges_ceiling_is_not_beaten_where_a_fit_over_all_batches_is():
     """The expert's case: throughput falls at 256, and a line through every batch sets a
     ceiling that batch 64 beats; over the linear range it does not."""
-    ms = on_a_line(0.5, 0.2)[:4] + [
-        256 / 3000 * 1000
-    ]  # 3,000 images/s at 256, 4,900 at 64
+    # 3,000 images/s at 256, 4,900 at 64
+    ms = on_a_line(0.5, 0.2)[:4] + [256 / 3000 * 1000]
     every = np.polyfit(BATCHES, ms, 1, w=1 / np.array(ms))[0]
     assert 64 / ms[3] * 1000 > 1000 / every  # the line through all: beaten at 64
     fixed, per_picture, knee = page.linear_range(BATCHES, ms)
@@ -131,9 +127,8 @@ def binomial_ranks(n, q, level=0.95):
 
 @pytest.mark.parametrize("n, q", [(100, 0.5), (200, 0.95), (400, 0.99), (1000, 0.99)])
 def test_quantile_interval_is_bounded_by_the_exact_binomial_order_statistics(n, q):
-    samples = np.random.default_rng(n).permutation(
-        np.arange(1.0, n + 1)
-    )  # rank = value
+    # rank = value
+    samples = np.random.default_rng(n).permutation(np.arange(1.0, n + 1))
     found = page.quantile_interval(samples, q)
     low, high = binomial_ranks(n, q)
     assert (found["low"], found["high"]) == (
@@ -148,11 +143,12 @@ def test_quantile_interval_is_bounded_by_the_exact_binomial_order_statistics(n, 
 
 def test_quantile_interval_of_too_few_samples_is_unbounded_above_and_covers_95_percent():
     assert page.quantile_interval(np.arange(50.0), 0.99)["high"] == np.inf
+    # exponential's p99
     rng, truth, covered = (
         np.random.default_rng(0),
         -np.log(0.01),
         0,
-    )  # exponential's p99
+    )
     for _ in range(1000):
         found = page.quantile_interval(rng.exponential(size=500), 0.99)
         covered += found["low"] <= truth <= found["high"]
@@ -246,9 +242,8 @@ def test_the_int8_input_takes_float_pixels_in_its_own_scale_and_zero_point(tmp_p
             layers.Dense(1, activation="sigmoid"),
         ]
     )
-    model.layers[-1].set_weights(
-        [np.full((3, 1), 10.0), np.array([-15.0])]
-    )  # brightness
+    # brightness
+    model.layers[-1].set_weights([np.full((3, 1), 10.0), np.array([-15.0])])
     images = pictures(16) / 255
     reference = model.predict(images, verbose=0)
     assert np.ptp(reference) > 0.3  # the answers differ between pictures: scaling shows
@@ -307,9 +302,8 @@ def test_census_counts_the_files_ops_bytes_and_what_xnnpack_runs(course_net):
     for (variant, xnnpack), row in found.items():
         left = row["left to TFLite"]
         assert len(left) + row["by XNNPACK"] == row["ops"], (variant, xnnpack)
-        if (
-            xnnpack
-        ):  # the convolutions and dense layers of all three, dynamic range included
+        # the convolutions and dense layers of all three, dynamic range included
+        if xnnpack:
             assert "CONV_2D" not in left and "FULLY_CONNECTED" not in left, (
                 variant,
                 row,
@@ -327,9 +321,8 @@ def test_census_counts_the_files_ops_bytes_and_what_xnnpack_runs(course_net):
         and f32["weights MB"] > 3 * int8["weights MB"]
     )
     assert dynamic["activations MB"] == f32["activations MB"]  # float32 between the ops
-    assert (
-        int8["activations MB"] < f32["activations MB"] / 3
-    )  # one byte a value, not four
+    # one byte a value, not four
+    assert int8["activations MB"] < f32["activations MB"] / 3
     assert (
         f32["QUANTIZE/DEQUANTIZE"],
         dynamic["QUANTIZE/DEQUANTIZE"],
@@ -484,9 +477,8 @@ print("released")
 def test_a_dynamic_range_model_is_released_without_a_crash_on_tensorflows_interpreter(
     course_net,
 ):
-    path = course_net[2][
-        "tflite_dynamic"
-    ]  # TensorFlow 2.19's interpreter crashed freeing one
+    # TensorFlow 2.19's interpreter crashed freeing one
+    path = course_net[2]["tflite_dynamic"]
     source = "\n\n".join(
         page_source.defined_on_page(NOTEBOOK, name)
         for name in ("load_tflite", "run_tflite")

@@ -54,9 +54,8 @@ def test_split_keeps_a_share_of_every_class_in_each_part(tmp_path):
     (train_paths, train_labels), (val_paths, val_labels) = split(paths, labels, 0.2)
     assert np.bincount(val_labels).tolist() == [2, 1, 1]  # at least one per class
     assert np.bincount(train_labels).tolist() == [8, 4, 2]
-    assert sorted(train_paths + val_paths) == sorted(
-        paths
-    )  # each picture in one part only
+    # each picture in one part only
+    assert sorted(train_paths + val_paths) == sorted(paths)
     for part, part_labels in [(train_paths, train_labels), (val_paths, val_labels)]:
         assert all(
             Path(p).name.startswith(f"{y}_")
@@ -74,9 +73,8 @@ def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
     assert sorted(train + validation) == sorted(paths)
     bytes_of = {p: Path(p).read_bytes() for p in paths}
     assert not {bytes_of[p] for p in validation} & {bytes_of[p] for p in train}
-    assert (
-        len({bytes_of[p] for p in validation}) == 2
-    )  # a quarter of 8 different pictures
+    # a quarter of 8 different pictures
+    assert len({bytes_of[p] for p in validation}) == 2
 
 
 def test_split_refuses_a_class_with_one_picture(tmp_path):
@@ -84,9 +82,8 @@ def test_split_refuses_a_class_with_one_picture(tmp_path):
         ValueError, match="Class 1 has 1 different picture.*at least two"
     ):
         split(files(tmp_path, [0, 0, 1]), [0, 0, 1], 0.2)
-    copies = files(
-        tmp_path, [0, 0, 1, 1], contents=[0, 1, 2, 2]
-    )  # class 1: one picture, twice
+    # class 1: one picture, twice
+    copies = files(tmp_path, [0, 0, 1, 1], contents=[0, 1, 2, 2])
     with pytest.raises(ValueError, match="Class 1 has 1 different picture"):
         split(copies, [0, 0, 1, 1], 0.2)
 
@@ -104,9 +101,8 @@ def test_a_folder_with_copies_and_a_class_named_twice_is_read_as_the_page_reads_
             (tmp_path / "cat" / f"cat_{i}.jpg").read_bytes()
         )
     with Image.open(tmp_path / "horse" / "horse_0.jpg") as im:
-        im.save(
-            tmp_path / "horse" / "horse_0_again.png"
-        )  # the same pixels, other bytes
+        # the same pixels, other bytes
+        im.save(tmp_path / "horse" / "horse_0_again.png")
     paths, labels, classes = data.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert classes == ["Horse", "cat"] and np.bincount(labels).tolist() == [7, 9]
@@ -127,9 +123,8 @@ def test_write_pictures_writes_each_class_once(tmp_path):
     ]
     assert Image.open(files[0]).size == (32, 32)
     written = {f: f.stat().st_mtime_ns for f in files}
-    write_pictures(
-        tmp_path, ["cat", "horse"], 4
-    )  # again, one more each: the others are kept
+    # again, one more each: the others are kept
+    write_pictures(tmp_path, ["cat", "horse"], 4)
     assert {f: f.stat().st_mtime_ns for f in files} == written
     assert len(list(tmp_path.rglob("*.png"))) == 8
     paths, labels, classes = data.labelled_files(tmp_path)

@@ -16,9 +16,8 @@ def test_the_two_kinds_show_the_same_portrait_photo(tmp_path):
         shown = np.asarray(ImageOps.exif_transpose(stored), "float32")
         straight = np.asarray(Image.open(upright), "float32")
         assert shown.shape == straight.shape and shown.shape[0] > shown.shape[1]
-        assert (
-            np.abs(shown - straight).mean() < 3
-        )  # the same picture, but for JPEG's losses
+        # the same picture, but for JPEG's losses
+        assert np.abs(shown - straight).mean() < 3
 
 
 @pytest.mark.processes

@@ -90,18 +90,18 @@ def test_roofline_draws_each_roof_at_its_figure_and_each_point_where_it_belongs(
     lines = {line.get_label(): line for line in ax.lines}
     memory = lines["cpu:0 memory: 10 GB/s (measured)"]
     x, y = memory.get_data()
-    assert y[0] / x[0] == pytest.approx(10e9) and x[-1] == pytest.approx(
-        40
-    )  # up to the top
+    # up to the top
+    assert y[0] / x[0] == pytest.approx(10e9) and x[-1] == pytest.approx(40)
     for label, top, ridge in (
         ("float32: 100 GFLOP/s, ridge 10", 100e9, 10),
         ("bfloat16: 400 GFLOP/s, ridge 40", 400e9, 40),
     ):
         x, y = lines[f"cpu:0 {label} FLOP/B"].get_data()
+        # ridge = peak / bandwidth
         assert x[0] == pytest.approx(ridge) and list(y) == [
             top,
             top,
-        ]  # ridge = peak / bandwidth
+        ]
     x, y = lines["measured (points)"].get_data()
     assert (x[0], y[0]) == (20.0, 50e9)
     assert [t.get_text() for t in ax.texts] == ["net"]

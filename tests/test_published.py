@@ -31,24 +31,20 @@ def test_every_datasheet_is_cited_and_complete():
     for name, sheet in published.GPU_DATASHEETS.items():
         assert sheet["source"].startswith("NVIDIA") and name in sheet["source"]
         assert sheet["bandwidth_gbs"] > 0 and "float32" in sheet["tflops"]
-        assert (
-            sheet["memory_gb"] > 0
-        )  # the first wall: notebook 08 fits batches into it
-    assert (
-        "bfloat16" not in published.GPU_DATASHEETS["V100"]["tflops"]
-    )  # Volta: no bfloat16
+        # the first wall: notebook 08 fits batches into it
+        assert sheet["memory_gb"] > 0
+    # Volta: no bfloat16
+    assert "bfloat16" not in published.GPU_DATASHEETS["V100"]["tflops"]
     assert "bfloat16" not in published.GPU_DATASHEETS["T4"]["tflops"]  # nor Turing
 
 
 def test_every_figure_of_the_blogs_ladder_belongs_to_one_of_its_steps():
     steps = set(published.LADDER)
-    assert (
-        set(published.LADDER_ACCURACY) == steps
-    )  # a step without its accuracy shows "—"
+    # a step without its accuracy shows "—"
+    assert set(published.LADDER_ACCURACY) == steps
     assert set(published.LADDER_V100_SPEED) <= steps
     builds = [
         {k: v for k, v in s.items() if k != "change"} for s in published.LADDER.values()
     ]
-    assert len({repr(b) for b in builds}) == len(
-        builds
-    )  # no two steps build the same network
+    # no two steps build the same network
+    assert len({repr(b) for b in builds}) == len(builds)

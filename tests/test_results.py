@@ -12,9 +12,8 @@ def test_save_load_and_table(tmp_path, fixed_peak):
         "mnist_cnn", batch_size=8, steps=3, warmup=0, command="python -m x"
     )
     path = results.save(record, tmp_path)
-    (tmp_path / "another_tool.json").write_text(
-        '{"accuracy": 0.8}'
-    )  # not a benchmark record
+    # not a benchmark record
+    (tmp_path / "another_tool.json").write_text('{"accuracy": 0.8}')
     assert path.name.endswith("_mnist_cnn_cpu0_synthetic_b8_float32.json")
     loaded = results.load(tmp_path)
     assert (

@@ -19,9 +19,8 @@ def tiny_dense():
 
 
 def test_forward_and_training_bytes_are_one_count():
-    assert (
-        roofline.forward_bytes(tiny_dense(), batch=1010) == 484
-    )  # one touch would say 444
+    # one touch would say 444
+    assert roofline.forward_bytes(tiny_dense(), batch=1010) == 484
     assert roofline.training_bytes(tiny_dense(), batch=1010) == 640
     assert roofline.arithmetic_intensity(tiny_dense(), 1010) == pytest.approx(
         2000 / 484
@@ -43,9 +42,8 @@ def counted_alike():
 
 
 def test_a_count_that_touches_forward_once_fails(monkeypatch):
-    monkeypatch.setattr(
-        roofline, "TOUCHES", {"forward": 1, "backward": 4}
-    )  # training still 5
+    # training still 5
+    monkeypatch.setattr(roofline, "TOUCHES", {"forward": 1, "backward": 4})
     assert roofline.training_bytes(tiny_dense(), batch=1010) == 640
     assert roofline.forward_bytes(tiny_dense(), batch=1010) == 444
     assert not counted_alike()
@@ -77,9 +75,8 @@ def test_compulsory_bytes_are_adams_state_both_ways_and_the_pictures_beyond_the_
         )
         for sheet in roofs.published_roofs(("V100", "A100")):
             p = roofline.predict(net, sheet, batch=batch, cache=0)
-            assert (
-                p["upper_bound"] >= p["pictures_per_s"]
-            )  # the estimate never beats the bound
+            # the estimate never beats the bound
+            assert p["upper_bound"] >= p["pictures_per_s"]
 
 
 def test_the_roofline_is_the_lower_of_the_memory_and_the_compute_roof():
@@ -91,9 +88,8 @@ def test_the_roofline_is_the_lower_of_the_memory_and_the_compute_roof():
 
 def test_a_prediction_is_the_binding_roof_over_the_training_flops():
     device = roofs.roofs("toy", 1e4, {"float32": 1e6, "bfloat16": 1.5e5}, "made up")
-    slow = roofline.predict(
-        tiny_dense(), device, batch=1010
-    )  # ridge at 100: memory-bound
+    # ridge at 100: memory-bound
+    slow = roofline.predict(tiny_dense(), device, batch=1010)
     assert (slow["intensity"], slow["bound"], slow["training_flops"]) == (
         9.375,
         "memory",
@@ -153,9 +149,8 @@ def test_a_record_becomes_a_point_with_its_prediction_and_share():
     )
     (elsewhere,) = roofline.points([{**record, "device": "gpu:0"}], [device])
     assert elsewhere["predicted"] is None and elsewhere["ratio"] is None
-    assert "of the multiply then" not in roofline.table(
-        [point]
-    )  # no probe in the record
+    # no probe in the record
+    assert "of the multiply then" not in roofline.table([point])
     # the multiply timed right before and after the run: 160 and 80 GFLOP/s (busier after)
     (probed,) = roofline.points([{**record, "multiply_now": [160e9, 80e9]}], [device])
     achieved = 500.0 * flops
@@ -163,10 +158,11 @@ def test_a_record_becomes_a_point_with_its_prediction_and_share():
         [achieved / 80e9, achieved / 160e9]
     )
     shown = roofline.table([probed, point])["of the multiply then"].tolist()
+    # lowest share first; a point without a probe shows none
     assert shown == [
         f"{roofline.share(achieved / 160e9)}-{roofline.share(achieved / 80e9)}",
         "-",
-    ]  # lowest share first; a point without a probe shows none
+    ]
     (steady,) = roofline.points([{**record, "multiply_now": [160e9, 160e9]}], [device])
     assert roofline.table([steady])["of the multiply then"][0] == roofline.share(
         achieved / 160e9
@@ -175,7 +171,9 @@ def test_a_record_becomes_a_point_with_its_prediction_and_share():
 
 def test_readings_follow_the_share_of_the_prediction():
     assert [
-        roofline.reading(r, short=True) for r in (1.3, 1.01, 1.004, 0.9, 0.5, 0.1)
+        roofline.reading(r, short=True)
+        for r in (1.3, 1.01, 1.004, 0.9, 0.5, 0.1)
+        # just above is above, judged as printed: 100 % is not above
     ] == [
         "above the roof",
         "above the roof",
@@ -183,7 +181,7 @@ def test_readings_follow_the_share_of_the_prediction():
         "near the roof",
         "below the roof",
         "far below the roof",
-    ]  # just above is above, judged as printed: 100 % is not above
+    ]
     assert "would take 45% of each step" in roofline.reading(0.45)
     assert roofline.reading(0.8, bound="memory") == (
         "near the roof: consistent with memory bandwidth setting the pace"
@@ -197,12 +195,12 @@ def test_a_run_above_its_roof_blames_the_prediction_or_low_roofs():
     for now in (None, 0.5, 1.0):
         words = roofline.reading(1.3, speed_now=now)
         assert "either the prediction is wrong (its FLOP count" in words
-        assert (
-            "ran beside other work and the roofs are low" in words
-        )  # both 00 and now busy
+        # both 00 and now busy
+        assert "ran beside other work and the roofs are low" in words
+    # caches beat the cache-blind count
     assert roofline.reading(1.3, bound="memory").endswith(
         "its memory roof is an estimate, not a bound"
-    )  # caches beat the cache-blind count
+    )
     assert "run notebook 00 again" in roofline.reading(1.3, speed_now=1.4)
     over = {
         "label": "net",
@@ -290,9 +288,8 @@ def test_the_blogs_v100_ran_far_below_its_roof_and_supports_both_of_its_explanat
         "3": "compute",
         "cifar10": "compute",
     }
-    assert (
-        max(points[s]["ratio"] for s in ("2", "2b", "3")) < 0.03
-    )  # cat/dog: under 3 %
+    # cat/dog: under 3 %
+    assert max(points[s]["ratio"] for s in ("2", "2b", "3")) < 0.03
     assert 0.05 < points["cifar10"]["ratio"] < 0.2  # CIFAR-10 at batch 512: about 11 %
     words = roofline.blog_reading(list(points.values()))
     assert (
@@ -315,9 +312,8 @@ def profiler_flops(model):
     options["output"] = "none"
     report = tf.compat.v1.profiler.profile(graph=graph, cmd="op", options=options)
     counts, todo = {}, list(report.children)
-    while (
-        todo
-    ):  # the "op" view nests op types in a chain; float_ops is each type's own count
+    # the "op" view nests op types in a chain; float_ops is each type's own count
+    while todo:
         node = todo.pop()
         counts[node.name] = node.float_ops
         todo += node.children
@@ -354,18 +350,16 @@ def test_depthwise_convolutions_count_so_mobilenet_matches_its_paper():
     depthwise = keras.Sequential(
         [keras.Input((4, 4, 2)), keras.layers.DepthwiseConv2D(3)]
     )
-    assert (
-        roofline.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9
-    )  # 2x2x2 outputs, 9 each
+    # 2x2x2 outputs, 9 each
+    assert roofline.flops_per_image(depthwise) == 2 * (2 * 2 * 2) * 9
 
 
 def test_cifar10_net_matches_the_tensorflow_tutorial():
     model = models.cifar10_net()
     assert model.count_params() == 1_068_298  # the tutorial's own figure
     multiply_adds = roofline.flops_per_image(model) / 2
-    assert (
-        abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1
-    )  # "about 19.5M multiply-add operations"
+    # "about 19.5M multiply-add operations"
+    assert abs(multiply_adds - 19.5e6) / 19.5e6 < 0.1
     assert model.input_shape == (None, 24, 24, 3) and model.output_shape == (None, 10)
 
 

@@ -13,9 +13,8 @@ def test_the_measured_peak_is_the_best_multiply_seen(monkeypatch):
     monkeypatch.setattr(roofs, "matmul_flops", lambda *args, **kwargs: next(rates))
     monkeypatch.setattr(roofs, "_PEAKS", {})
     assert roofs.measured_peak("cpu:0", sizes=(64,), tries=2)["flops_per_s"] == 7.0
-    assert (
-        roofs.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 7.0
-    )  # a slow one: kept
+    # a slow one: kept
+    assert roofs.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 7.0
     assert roofs.measured_peak("cpu:0", sizes=(64,))["flops_per_s"] == 9.0
 
 
@@ -59,9 +58,8 @@ def test_a_gpu_gets_the_peak_of_its_own_datasheet_and_of_no_other(reported, shee
 def test_tf32_is_listed_only_for_ampere_and_newer():
     assert roofs.published_peak("NVIDIA A100-SXM4-40GB", "tf32") == 156e12
     assert roofs.published_peak("Tesla V100-SXM2-16GB", "tf32") is None
-    assert (
-        roofs.published_peak("Tesla V100-SXM2-16GB", "bfloat16") is None
-    )  # Volta: no bf16
+    # Volta: no bf16
+    assert roofs.published_peak("Tesla V100-SXM2-16GB", "bfloat16") is None
 
 
 def test_balance_verdicts():
@@ -101,9 +99,8 @@ def test_a_busy_rerun_of_notebook_00_never_lowers_the_stored_roofs(tmp_path):
         and max(stored["matmul_gflops"]["cpu:0 float32"][1]) == 200
     )
     assert stored["bandwidth_gbs"]["cpu:0"] == 25.0  # the faster copy of this run
-    roofs.save_limits(
-        _limits([60.0, 90.0], 10.0, "another CPU"), path
-    )  # another machine
+    # another machine
+    roofs.save_limits(_limits([60.0, 90.0], 10.0, "another CPU"), path)
     assert max(json.loads(path.read_text())["matmul_gflops"]["cpu:0 float32"][1]) == 90
 
 
@@ -136,9 +133,8 @@ def test_the_roofs_keep_the_stored_best_only_where_asked_and_speed_now_changes_n
 ):
     for cache in ("_PEAKS", "_BANDWIDTHS"):  # this test's own, restored after it
         monkeypatch.setattr(roofs, cache, {})
-    stored = _limits(
-        [100.0, 200.0], 20.0, "X"
-    )  # notebook 00's best: 200 GFLOP/s, 20 GB/s
+    # notebook 00's best: 200 GFLOP/s, 20 GB/s
+    stored = _limits([100.0, 200.0], 20.0, "X")
     monkeypatch.setattr(roofs, "matmul_flops", lambda *a, **k: 50e9)  # busy now
     monkeypatch.setattr(roofs, "copy_bandwidth", lambda *a, **k: 5e9)
     before = roofs.measured_peak("cpu:0", "float32", (512,))["flops_per_s"]
@@ -184,9 +180,8 @@ def test_a_probe_multiplies_at_the_size_00_found_fastest_and_counts_its_gflop():
     multiply, gflop = roofs.probe(stored)
     assert gflop == 2 * 128**3 / 1e9  # the fastest size, not the largest
     assert multiply().shape == (1, 1)  # it waits for the product: reads one number back
-    assert (
-        roofs.probe(None, "cpu:0", "bfloat16")[1] == 2 * 1024**3 / 1e9
-    )  # nothing stored
+    # nothing stored
+    assert roofs.probe(None, "cpu:0", "bfloat16")[1] == 2 * 1024**3 / 1e9
 
 
 def test_the_roof_in_rounds_line_gives_median_range_and_share_of_the_stored_best():
@@ -194,8 +189,7 @@ def test_the_roof_in_rounds_line_gives_median_range_and_share_of_the_stored_best
     line = roofs.roof_in_rounds([150.0, 90.0, 170.0, 110.0], stored)
     assert "130 GFLOP/s (median; rounds 90-170)" in line
     assert line.endswith("65 % of the best notebook 00 stored")
-    assert "notebook 00" not in roofs.roof_in_rounds(
-        [150.0, 90.0, 170.0]
-    )  # none stored
+    # none stored
+    assert "notebook 00" not in roofs.roof_in_rounds([150.0, 90.0, 170.0])
     fresh = roofs.roof_in_rounds([150.0, 90.0, 170.0], {**stored, "measured_now": True})
     assert fresh.endswith("75 % of the best measured at this notebook's start")

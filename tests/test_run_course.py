@@ -68,12 +68,10 @@ def test_the_run_says_how_much_of_the_machine_other_programs_took(monkeypatch):
     before = (100.0, 10.0)  # machine busy seconds, this process tree's seconds
     # 10 s on 2 cores: the machine was busy 14 s, the notebook 4 s of them; others 10 of 20
     assert run_course.others_share(before, (114.0, 14.0), 10) == pytest.approx(0.5)
-    assert (
-        run_course.others_share(before, (104.0, 14.0), 10) == 0.0
-    )  # only the notebook
+    # only the notebook
+    assert run_course.others_share(before, (104.0, 14.0), 10) == 0.0
     assert run_course.others_share((None, 0.0), (None, 0.0), 10) is None  # not Linux
     busy, mine = run_course.cpu_seconds()
-    spin = sum(
-        i * i for i in range(3_000_000)
-    )  # this process's own work counts as its own
+    # this process's own work counts as its own
+    spin = sum(i * i for i in range(3_000_000))
     assert spin and run_course.cpu_seconds()[1] > mine and busy is not None

@@ -102,9 +102,8 @@ def test_space_bar_walks_every_step_to_the_questionnaire(decks, browser, path):
     nb = open_deck(browser, decks, path)
     steps = export_slides.expected_slides(nb) - 1 + count(nb, "fragment")
     body = browser.find_element(By.TAG_NAME, "body")
-    body.send_keys(
-        Keys.SPACE * (steps - 1)
-    )  # one WebDriver call, the keys pressed one by one
+    # one WebDriver call, the keys pressed one by one
+    body.send_keys(Keys.SPACE * (steps - 1))
     assert not browser.execute_script("return Reveal.isLastSlide()"), "ends too early"
     body.send_keys(Keys.SPACE)
     assert browser.execute_script("return Reveal.isLastSlide()")

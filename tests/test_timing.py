@@ -33,9 +33,8 @@ def test_throughput_excludes_the_slow_first_step():
         timer.on_train_batch_end(step)
     timer.on_epoch_end(0)
     assert timer.epochs[0]["first_step_s"] >= 5.0
-    assert (
-        timer.images_per_second > 1000
-    )  # the slow first step does not drag the rate down
+    # the slow first step does not drag the rate down
+    assert timer.images_per_second > 1000
 
 
 def test_throughput_refuses_batch_size_zero():
@@ -77,9 +76,8 @@ def test_each_dense_layer_adds_the_same_operations_to_a_step_whatever_its_width(
         return timing.step_ops(net, x, y)
 
     one, two, three = ops([2]), ops([2, 2]), ops([2, 2, 2])
-    assert (
-        two - one == three - two > 0
-    )  # forward, backward and Adam's update of each layer
+    # forward, backward and Adam's update of each layer
+    assert two - one == three - two > 0
     assert ops([64, 64, 2]) == three  # operations, not their sizes
     assert ops([2, 2, 2], bias=False) < three  # a weight fewer to update in each layer
 
@@ -157,9 +155,8 @@ def test_alternate_reverses_the_order_every_other_round_and_counts_units(monkeyp
     order = []
     work = {"A": lambda: order.append("A"), "B": lambda: order.append("B")}
 
-    def one_call_in_10_ms(
-        call, seconds
-    ):  # the clock's part, fixed: a busy machine moves it
+    # the clock's part, fixed: a busy machine moves it
+    def one_call_in_10_ms(call, seconds):
         call()
         return 1, 0.01
 
@@ -168,10 +165,11 @@ def test_alternate_reverses_the_order_every_other_round_and_counts_units(monkeyp
         work, {"A": 32, "B": 1}, rounds=4, seconds=0.005, warmup=0
     )
     assert "".join(order) == "ABBAABBA"
+    # 32 pictures a call against 1
     assert speeds == {
         "A": [3200.0] * 4,
         "B": [100.0] * 4,
-    }  # 32 pictures a call against 1
+    }
     with pytest.raises(ValueError, match="rounds must be 3 or more"):
         timing.alternate(work, rounds=2)
 
@@ -243,9 +241,8 @@ def test_monitor_samples_and_marks():
     times, cpu = usage.series("cpu_pct")
     assert len(times) >= 4 and times == sorted(times)
     assert all(0 <= v <= 100 for v in cpu) and max(cpu) > 0
-    assert (
-        usage.marks[0][1] == "half" and times[-1] >= 0.4
-    )  # the last sample: at the end
+    # the last sample: at the end
+    assert usage.marks[0][1] == "half" and times[-1] >= 0.4
     mine = usage.series("process_pct")[1]  # this process's share of the whole machine
     assert len(mine) == len(cpu) and all(0 <= v <= 100 for v in mine) and max(mine) > 0
 
@@ -275,14 +272,12 @@ def test_monitor_samples_every_gpu_nvidia_smi_reports():
     for i in (0, 1):
         times, load = usage.series(f"gpu{i}_pct")
         assert len(times) >= 2 and all(0 <= v <= 100 for v in load), i
-        assert all(
-            0 < v <= 70 for v in usage.series(f"gpu{i}_power_w")[1]
-        )  # a T4's limit
+        # a T4's limit
+        assert all(0 < v <= 70 for v in usage.series(f"gpu{i}_power_w")[1])
         assert len(usage.series(f"gpu{i}_temperature_c")[1]) == len(times)
         assert 0 <= usage.mean(f"gpu{i}_pct") <= 100
-    assert (
-        len(set(usage.series("gpu0_pct")[1])) > 1
-    )  # a timeline, not one reading repeated
+    # a timeline, not one reading repeated
+    assert len(set(usage.series("gpu0_pct")[1])) > 1
     assert "gpu2_pct" not in usage.samples[0]
 
 
@@ -317,9 +312,8 @@ def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
     )
     assert 0 < summary["input_busy_ms"]
     convs = sum(ms for op, ms in summary["ops_ms"].items() if "Conv2D" in op)
-    assert (
-        convs / sum(summary["ops_ms"].values()) > 0.1
-    )  # a large share, never all of it
+    # a large share, never all of it
+    assert convs / sum(summary["ops_ms"].values()) > 0.1
     assert set(summary["top_ops_ms"]) <= set(summary["ops_ms"])
     with pytest.raises(FileNotFoundError, match="profile_batch"):
         timing.read_profile(tmp_path / "empty")

@@ -203,12 +203,10 @@ def test_nan_weights_are_found_where_the_loss_looks_finite():
     assert training.nonfinite(model.weights) == 1
     check = training.FiniteCheck()
     check.set_model(model)
-    logs = {
-        "loss": 0.6931
-    }  # ln 2: what Keras logged for the NaN networks of notebook 09
+    # ln 2: what Keras logged for the NaN networks of notebook 09
+    logs = {"loss": 0.6931}
     check.on_epoch_end(0, logs)
     assert logs["nonfinite_weights"] == 1 and model.stop_training
     assert "1 weight and 0 optimizer values NaN" in check.problem
-    assert (
-        "on a CPU with AMX" in check.problem
-    )  # where notebook 09 found them at random
+    # where notebook 09 found them at random
+    assert "on a CPU with AMX" in check.problem

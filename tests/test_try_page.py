@@ -83,9 +83,8 @@ def served(tmp_path_factory):
         sideways_portrait(root / "portrait_exif6_444.jpg", 0),
         sideways_portrait(root / "portrait_exif6_420.jpg", 2),
     ]
-    export.saved_model(
-        small_model(), root / "model" / "saved_model", batch=1
-    )  # as 12 does
+    # as 12 does
+    export.saved_model(small_model(), root / "model" / "saved_model", batch=1)
     lite = root / "model" / "model.tflite"
     lite.write_bytes(export.to_tflite(root / "model" / "saved_model"))
     (root / "model" / "class_names.json").write_text(json.dumps(CLASSES))
@@ -161,9 +160,8 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
     assert wait_for(browser, ("ready", "error")) == "ready", browser.find_element(
         "id", "status"
     ).text
-    assert (
-        "cat, dog, horse" in browser.find_element("id", "status").text
-    )  # class_names.json
+    # class_names.json
+    assert "cat, dog, horse" in browser.find_element("id", "status").text
     for picture in pictures:
         last, page_pixels = classify(browser, picture)
         pixels, expected = python_answer(lite, picture)
@@ -176,9 +174,8 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
             f"{np.abs(got - expected).max():.1e}, on the page's own input "
             f"{np.abs(got - same_input).max():.1e}; {last['ms']:.2f} ms"
         )
-        if (
-            "exif6" in picture.name
-        ):  # shown upright: the browser applied EXIF orientation 6
+        # shown upright: the browser applied EXIF orientation 6
+        if "exif6" in picture.name:
             assert (last["width"], last["height"]) == (48, 72), picture.name
         # the runtime: LiteRT.js and Python's LiteRT on the same numbers agree within 1e-4
         np.testing.assert_allclose(
@@ -208,11 +205,12 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
     assert len(bars) == len(CLASSES) and all(bar.is_displayed() for bar in bars)
     timing = browser.find_element("id", "timing").text
     assert re.search(r"The model took \d+\.\d ms on this device", timing), timing
+    # LiteRT's log lines
     errors = [
         e["message"]
         for e in browser.get_log("browser")
         if e["level"] == "SEVERE" and not re.search(r'"(INFO|WARNING): ', e["message"])
-    ]  # LiteRT's log lines
+    ]
     assert not errors, errors
 
 
@@ -231,9 +229,8 @@ def test_a_wrong_resize_would_change_the_answer(served):
     for picture in pictures:
         pixels, right = python_answer(lite, picture)
         upright = images.decode_picture(tf.io.read_file(str(picture)))
-        shrunk = (
-            "exif6" in picture.name
-        )  # antialiasing changes only a picture made smaller
+        # antialiasing changes only a picture made smaller
+        shrunk = "exif6" in picture.name
         for method, antialias in (("nearest", False), *[("bilinear", True)] * shrunk):
             other = tf.round(
                 tf.image.resize(upright, (SIZE, SIZE), method, antialias=antialias)

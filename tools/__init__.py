@@ -31,9 +31,8 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-BUILD = Path(
-    os.environ.get("COURSE_BUILD") or ROOT / "build"
-)  # as helpers.config has it
+# as helpers.config has it
+BUILD = Path(os.environ.get("COURSE_BUILD") or ROOT / "build")
 # Cells that tools.colab writes into every notebook: Colab plumbing, not course content.
 BADGE_TAG, SETUP_TAG = "colab-badge", "colab-setup"
 PLUMBING_TAGS = (BADGE_TAG, SETUP_TAG)

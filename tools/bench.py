@@ -40,10 +40,11 @@ ALL_PIPELINE_RUNS = [
     ("cats_dogs_original", "python", 1, False),
     ("cats_dogs_original", "python", 4, True),
 ]
+# `--all` also runs these at 2x, 4x and 8x the batch
 SWEEP = (
     "cifar10_net",
     "cats_dogs_128px",
-)  # `--all` also runs these at 2x, 4x and 8x the batch
+)
 
 
 def _parser():
@@ -228,9 +229,8 @@ def _source(model, batch_size, source, workers, multiprocessing, steps, warmup):
     else:
         paths, labels, _ = data.cats_dogs_files("train")
     per_pass = len(paths) // batch_size
-    if (
-        source == "jpeg"
-    ):  # timed in the steady state, after one full pass has filled the cache
+    # timed in the steady state, after one full pass has filled the cache
+    if source == "jpeg":
         pipeline = data.image_pipeline(paths, labels, size, batch_size, shuffle=True)
         return pipeline.repeat(), max(warmup, per_pass + 1), True
     loader = data.PillowBatches(
@@ -359,9 +359,8 @@ def main(argv=None):
     steps = args.steps or default.steps
     warmup = default.warmup if args.warmup is None else args.warmup
     done, started, plan = [], time.perf_counter(), _plan(args)
-    bar = tqdm(
-        plan, desc="bench", unit="run", disable=len(plan) < 2
-    )  # time left, on stderr
+    # time left, on stderr
+    bar = tqdm(plan, desc="bench", unit="run", disable=len(plan) < 2)
     for model, device, batch, source, workers, mp, jit, dtype in bar:
         batch = batch or models.MODELS[model][2]
         try:
@@ -387,9 +386,8 @@ def main(argv=None):
             ValueError
         ) as e:  # a bad combination of options: say which, without a traceback
             raise SystemExit(f"python -m tools.bench: {e}") from e
-        record["device_name"] = device_name(
-            device
-        )  # which of the machine's devices ran it
+        # which of the machine's devices ran it
+        record["device_name"] = device_name(device)
         done.append(record)
         saved = f"  -> {_save(record, folder, jit)}" if folder else ""
         pair = "" if jit is None else f", no augmentation layers, jit_compile={jit!r}"

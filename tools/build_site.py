@@ -61,13 +61,11 @@ myst_heading_anchors = 3  # glossary.md#tfdata: the notebooks link the glossary'
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 """
 GLOSSARY = ROOT / "notebooks" / "glossary.md"  # a page of its own, after the notebooks
-MATHJAX = (
-    ROOT / "node_modules" / "mathjax"
-)  # npm's (make course runs `npm ci` where npm is)
+# npm's (make course runs `npm ci` where npm is)
+MATHJAX = ROOT / "node_modules" / "mathjax"
 TEMPLATES = ROOT / "tools" / "templates"
-LITERT = (
-    ROOT / "node_modules" / "@litertjs"
-)  # LiteRT.js, pinned in package.json like MathJax
+# LiteRT.js, pinned in package.json like MathJax
+LITERT = ROOT / "node_modules" / "@litertjs"
 # What try.html loads: node_modules/@litertjs/<source> copied into _try/litert/<target>. Only the
 # runtimes without threads or JSPI: relaxed-SIMD browsers load the first, the others "compat".
 LITERT_FILES = {
@@ -116,9 +114,8 @@ def collapsed(notes):
     """Instructor notes (markdown starting with NOTES) as a closed <details> block: a learner
     reading the page sees one line, an instructor opens it."""
     body = notes[len(NOTES) :].strip()
-    body = (
-        body[:1].upper() + body[1:]
-    )  # "**Instructor notes:** the header..." -> "The header..."
+    # "**Instructor notes:** the header..." -> "The header..."
+    body = body[:1].upper() + body[1:]
     return (
         f'<details class="instructor-notes">\n<summary>Instructor notes</summary>\n\n'
         f"{body}\n\n</details>"
@@ -128,18 +125,16 @@ def collapsed(notes):
 def page(nb, path, decks):
     """The notebook as the site shows it: the Colab plumbing replaced by a line of links,
     the instructor notes collapsed."""
-    nb = nbformat.from_dict(
-        json.loads(json.dumps(nb))
-    )  # a copy: the notebook is left as it was
+    # a copy: the notebook is left as it was
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     nb.cells = [c for c in nb.cells if not is_plumbing(c)]
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith(NOTES):
             cell.source = collapsed(cell.source)
     header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
     nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path, decks)))
-    nb.metadata.pop(
-        "widgets", None
-    )  # no widget state: it would load require.js from a CDN
+    # no widget state: it would load require.js from a CDN
+    nb.metadata.pop("widgets", None)
     return nb
 
 
@@ -206,9 +201,8 @@ def try_page(out, model=MODEL):
         (folder / "litert").mkdir(exist_ok=True)
         for source, target in LITERT_FILES.items():
             shutil.copy2(LITERT / source, folder / "litert" / target)
-        core = (
-            folder / "litert" / "index.js"
-        )  # its one import, made a path the browser finds
+        # its one import, made a path the browser finds
+        core = folder / "litert" / "index.js"
         text = core.read_text()
         if 'from "@litertjs/wasm-utils"' not in text:
             raise SystemExit(

@@ -75,9 +75,8 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
         callbacks=[logger, *callbacks],
         on_nonfinite="stop",
     )
-    pipelines = ladder.datasets(
-        model.input_shape[1], s, root
-    )  # cached: not decoded again
+    # cached: not decoded again
+    pipelines = ladder.datasets(model.input_shape[1], s, root)
     record = ladder.record(step, seed, model, epoch_log(log), pipelines)
     record.update(
         resumed=resumed, data=data.shown(root) if root else None, command=command

@@ -19,9 +19,8 @@ def peak_bytes(device):
     peak resident memory: Linux's VmHWM (getrusage's maximum would keep the parent's from before
     the process started), psutil's peak working set on Windows, getrusage on macOS."""
     if not device.startswith("cpu"):
-        if (
-            keras.backend.backend() == "jax"
-        ):  # no reset there: a fresh process, growing batches
+        # no reset there: a fresh process, growing batches
+        if keras.backend.backend() == "jax":
             import jax
 
             kind, _, index = device.partition(":")
@@ -59,9 +58,8 @@ def step_peaks(name, batches, device, dtype):
     with keras.device(device):
         model = models.build(name)
         x, y = benchmark.synthetic_data(model, batches[-1], 1)
-        model.train_on_batch(
-            x[: batches[0]], y[: batches[0]]
-        )  # builds Adam's moments, traces
+        # builds Adam's moments, traces
+        model.train_on_batch(x[: batches[0]], y[: batches[0]])
         peaks = []
         for batch in batches:
             if on_tensorflow_gpu:

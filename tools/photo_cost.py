@@ -30,9 +30,8 @@ def write_photos(folder, photos, megapixels):
     """`photos` JPEGs of each kind in `folder`; returns {kind: [paths]}."""
     from PIL import Image
 
-    height = int(
-        (megapixels * 1e6 * 4 / 3) ** 0.5
-    )  # portrait 3:4, as a phone held upright
+    # portrait 3:4, as a phone held upright
+    height = int((megapixels * 1e6 * 4 / 3) ** 0.5)
     width = height * 3 // 4
     parrot = Image.open(config.DATA_DIR / "sample_images" / "parrot.jpg").convert("RGB")
     shown = parrot.resize((width, height), Image.Resampling.BICUBIC)
@@ -40,9 +39,8 @@ def write_photos(folder, photos, megapixels):
     exif[0x0112] = 6  # "turn it 90 degrees clockwise to show it"
     paths = {kind: [] for kind in KINDS}
     for i in range(photos):
-        picture = shown.rotate(
-            0 if i % 2 else 180
-        )  # two contents, so no file repeats the last
+        # two contents, so no file repeats the last
+        picture = shown.rotate(0 if i % 2 else 180)
         upright, side = folder / f"upright_{i}.jpg", folder / f"side_{i}.jpg"
         picture.save(upright, "JPEG", quality=90)
         picture.rotate(90, expand=True).save(side, "JPEG", quality=90, exif=exif)
@@ -81,9 +79,8 @@ def main(argv=None):
     parser.add_argument("--photos", type=int, default=8)
     parser.add_argument("--megapixels", type=float, default=12)
     parser.add_argument("--size", type=int, default=160, help="pixels (notebook 12's)")
-    parser.add_argument(
-        "--measure", help=argparse.SUPPRESS
-    )  # a JSON list of paths: one kind
+    # a JSON list of paths: one kind
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure:
         print(json.dumps(measure(json.loads(args.measure), args.size)))

@@ -59,9 +59,8 @@ def cpu_seconds():
         return None, 0.0
     import resource  # Unix only; Windows stopped above, having no /proc/stat
 
-    busy = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf(
-        "SC_CLK_TCK"
-    )  # not idle/iowait
+    # not idle/iowait
+    busy = (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
     mine = sum(
         getattr(resource.getrusage(who), t)
         for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
@@ -193,9 +192,8 @@ def main():
         f"ran {len(ran)} notebooks in {sum(r['seconds'] for r in ran):.0f} s, reused "
         f"{len(runs) - len(ran)}; open {BUILD / 'index.html'}"
     )
-    runs = merge_runs(
-        BUILD / "run.json", runs
-    )  # keep the notebooks this call did not run
+    # keep the notebooks this call did not run
+    runs = merge_runs(BUILD / "run.json", runs)
     write_json(BUILD / "run.json", runs)
     write_index(runs)
     return 1 if failed else 0

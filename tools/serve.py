@@ -62,9 +62,8 @@ def addresses(port, page="try.html"):
 
 class Server(http.server.ThreadingHTTPServer):
     def handle_error(self, request, client_address):
-        if not isinstance(
-            sys.exception(), ConnectionError
-        ):  # a browser that left: no trace
+        # a browser that left: no trace
+        if not isinstance(sys.exception(), ConnectionError):
             super().handle_error(request, client_address)
 
 

@@ -2,9 +2,8 @@
 
 from ..exercises import Exercise, choice, number
 
-AT_128 = (
-    2 * 128**3 / (3 * 128**2 * 4)
-)  # FLOP per byte of a float32 128×128 multiply: 21.3
+# FLOP per byte of a float32 128×128 multiply: 21.3
+AT_128 = 2 * 128**3 / (3 * 128**2 * 4)
 
 
 def _small(answer, balance):
