@@ -39,7 +39,7 @@ ZOOM_RANGE = 0.2
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
 def augmentation(seed=None):  #@save
     shear = math.sin(math.radians(0.2))  # 0.2 degrees as a fraction of the picture: 0.0035
-    return keras.Sequential([  # (0, shear): a one-number shear would not load (keras#21110)
+    return keras.Sequential([  # (0, shear), random sign: ±0.2°; ±shear fails to load (keras#21110)
         layers.RandomShear(x_factor=0.0, y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
         layers.RandomZoom((-0.2, 0.2), (-0.2, 0.2), fill_mode="nearest", seed=seed),
         layers.RandomFlip("horizontal", seed=seed),

@@ -65,8 +65,11 @@ def exercises():
             3,
             timed_choice(("with BatchNorm", "without"), "pictures/s"),
             given=("speeds",),
-            hints="build `ladder_net` again with `layers.BatchNormalization()` after each "
-            "Conv2D (then the activation), compile both alike, take one batch `pictures, "
+            hints="copy `ladder_net` into a cell (`import inspect; "
+            "print(inspect.getsource(models.ladder_net))`), under `from keras import layers` "
+            "and `from helpers.models import augmentation`; give each Conv2D no activation "
+            "and add `layers.BatchNormalization()`, then `layers.Activation('relu')`, after "
+            "it. Compile both alike, take one batch `pictures, "
             "labels` and time `net.train_on_batch(pictures, labels)` of each in alternation: "
             "timing.alternate({'with BatchNorm': ..., 'without': ...}, units=len(labels), "
             "rounds=c.rounds, seconds=c.seconds).",
