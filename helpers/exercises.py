@@ -47,12 +47,7 @@ RIGHT, AFTER, SEEN, NOT_YET = (
     "not yet",
 )
 # the best first: a later "not yet" keeps a "right"
-STATES = (
-    RIGHT,
-    AFTER,
-    SEEN,
-    NOT_YET,
-)
+STATES = (RIGHT, AFTER, SEEN, NOT_YET)
 NUMBER = re.compile(r"[-+]?\d[\d,_ ]*(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?")  # 1,234; 1/2
 
 

@@ -417,8 +417,5 @@ def devices():
     try:
         return ["cpu:0"] + keras.distribution.list_devices("gpu")
     # JAX without a GPU; a backend without the API
-    except (
-        RuntimeError,
-        AttributeError,
-    ):
+    except (RuntimeError, AttributeError):
         return ["cpu:0"]

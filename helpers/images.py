@@ -44,12 +44,7 @@ CHECK_VERSION = 6  # raise it when check_image changes: cached verdicts are then
 # is decoded at 1/2, 1/4 or 1/8 scale to stay under it; other larger pictures are refused.
 MAX_PIXELS = 40_000_000
 # the reduced scales a JPEG decoder offers (libjpeg's DCT scaling)
-JPEG_SCALES = (
-    1,
-    2,
-    4,
-    8,
-)
+JPEG_SCALES = (1, 2, 4, 8)
 # Files that operating systems and apps put next to pictures, by name (lower case)
 _SYSTEM_FILES = {
     "thumbs.db": "Windows Thumbs.db",
@@ -154,10 +149,7 @@ _PNG, _WEBP = b"\x89PNG", b"RIFF"
 _EXIF = {"jpeg": b"Exif\x00\x00", "png": b"eXIf", "webp": b"EXIF"}
 _HEAD = 1 << 16  # an EXIF block holds at most 64 KB
 # a TIFF header: little-endian ("II") or big-endian ("MM")
-_TIFF = (
-    b"II*\x00",
-    b"MM\x00*",
-)
+_TIFF = (b"II*\x00", b"MM\x00*")
 _ORIENTATION_TAG = 0x0112  # EXIF orientation: 1 upright, 2-8 mirrored and/or rotated
 _ENTRIES = 32  # IFD entries looked at (tags are sorted, and 0x0112 comes early)
 _READ = 1024  # bytes of the TIFF block read: its header and first IFD
@@ -532,9 +524,7 @@ def _walk(folder, root=None):
     root = root and os.path.realpath(root)
 
     # a folder os.walk cannot list: named, never skipped silently
-    def unreadable(
-        error,
-    ):
+    def unreadable(error):
         links.append(
             (
                 Path(error.filename),

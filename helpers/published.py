@@ -99,13 +99,7 @@ LADDER = {
     ),
 }
 # validation %, per step
-LADDER_ACCURACY = {
-    "0": 80,
-    "1": 84,
-    "2": 90,
-    "2b": 85,
-    "3": 94,
-}
+LADDER_ACCURACY = {"0": 80, "1": 84, "2": 90, "2b": 85, "3": 94}
 LADDER_V100_SPEED = {"2": 425, "2b": 533, "3": 333}  # pictures/s (step 1: "unchanged")
 # Keras 2's fit_generator(steps_per_epoch=8000, epochs=25) at batch 32 (part 1: "8.000 Schritte
 # und 32 Bilder pro Schritt"): 256,000 pictures an "epoch", 800 passes over the 8,000 photos.

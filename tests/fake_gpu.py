@@ -78,10 +78,7 @@ def install(setattr=setattr):
         Path("/proc/self/clear_refs").write_text("5")
 
     # one fake, ever
-    list_physical_devices.real, list_logical_devices.real = (
-        physical,
-        logical,
-    )
+    list_physical_devices.real, list_logical_devices.real = (physical, logical)
     tf.config.set_soft_device_placement(True)
     setattr(tf.config, "list_physical_devices", list_physical_devices)
     setattr(tf.config, "list_logical_devices", list_logical_devices)

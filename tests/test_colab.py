@@ -34,10 +34,7 @@ def test_setup_cell_on_colab_clones_installs_and_moves_in(monkeypatch, tmp_path)
     def run(command, check):
         calls.append(command)
         # what a clone brings, as far as the cell cares
-        if command[:2] == [
-            "git",
-            "clone",
-        ]:
+        if command[:2] == ["git", "clone"]:
             (folder / "notebooks").mkdir(parents=True)
             (folder / "helpers").mkdir()
 

@@ -266,11 +266,7 @@ def test_the_pipeline_switches_change_the_speed_not_the_pictures():
         )
     endless = data.image_pipeline(paths[:6], labels[:6], 32, 4, repeat=True)
     # whole batches only, forever
-    assert [len(y) for _, y in endless.take(3)] == [
-        4,
-        4,
-        4,
-    ]
+    assert [len(y) for _, y in endless.take(3)] == [4, 4, 4]
 
 
 def test_one_class_is_refused_with_the_classes_found(tmp_path):
@@ -444,10 +440,7 @@ def test_a_third_class_folder_is_refused_naming_both_splits(tmp_path, monkeypatc
     root = tutorial_folder(tmp_path / "mine", train=2, test=1)
     write_jpeg(root / "training_set" / "birds" / "robin.jpg")
     # either split: the folder as a whole is wrong
-    for split in (
-        "train",
-        "validation",
-    ):
+    for split in ("train", "validation"):
         with pytest.raises(ValueError) as error:
             data.cats_dogs_files(split, root=root)
         message = str(error.value)
@@ -497,10 +490,7 @@ def test_class_folders_whose_names_say_no_animal_are_refused_naming_both(tmp_pat
     ):
         data.cats_dogs_files("train", root=tmp_path)
     # one name says both: it cannot decide either
-    for name in (
-        "cats",
-        "cats_and_dogs",
-    ):
+    for name in ("cats", "cats_and_dogs"):
         write_jpeg(tmp_path / "mixed" / "train" / name / "a.jpg")
     with pytest.raises(ValueError, match=r"cats/ and cats_and_dogs/"):
         data.cats_dogs_files("train", root=tmp_path / "mixed")
@@ -650,10 +640,7 @@ def test_a_root_that_is_no_folder_says_what_it_is(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     two_classes(tmp_path / "pets")
     # %env leaves ~ as it is
-    assert data.labelled_files("~/pets")[2] == [
-        "cats",
-        "dogs",
-    ]
+    assert data.labelled_files("~/pets")[2] == ["cats", "dogs"]
     with pytest.raises(
         FileNotFoundError,
         match=r"petz does not exist\. The nearest folder that "
@@ -676,10 +663,7 @@ def test_a_cat_dog_root_without_its_split_says_what_it_holds(tmp_path):
     ):
         data.cats_dogs_files("train", tmp_path / "PetImages")
     # keras.utils.get_file(extract=True): one level down
-    for split in (
-        "train",
-        "validation",
-    ):
+    for split in ("train", "validation"):
         two_classes(tmp_path / "download" / "cats_and_dogs_filtered" / split)
     with pytest.raises(
         FileNotFoundError, match=r"one level down: use .*cats_and_dogs_filtered"

@@ -29,12 +29,7 @@ def test_a_one_picture_tflite_file_answers_as_predict_with_a_random_layer_inside
         interpreter.get_output_details()[0],
     )
     # one picture: what the browser's runtime takes
-    assert given["shape"].tolist() == [
-        1,
-        8,
-        8,
-        3,
-    ]
+    assert given["shape"].tolist() == [1, 8, 8, 3]
     pictures = np.random.default_rng(0).uniform(0, 255, (8, 8, 8, 3)).astype("float32")
     lite = []
     for picture in pictures:

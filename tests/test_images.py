@@ -320,12 +320,7 @@ def test_a_picture_without_exif_or_with_a_broken_one_is_left_as_it_is(tmp_path):
 def test_transparent_parts_are_shown_on_white_as_viewers_show_them(tmp_path):
     rgba = np.zeros((20, 20, 4), np.uint8)
     # the right half a red object; the left half transparent
-    rgba[:, 10:] = [
-        200,
-        30,
-        30,
-        255,
-    ]
+    rgba[:, 10:] = [200, 30, 30, 255]
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.png")
     Image.fromarray(rgba, "RGBA").save(tmp_path / "sticker.webp", lossless=True)
     Image.fromarray(rgba[..., [0, 3]], "LA").save(tmp_path / "gray_alpha.png")

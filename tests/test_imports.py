@@ -94,12 +94,7 @@ def _cycle(graph):
 
 def test_no_helper_module_imports_one_that_imports_it_back():
     # it can fail
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [
-        "a",
-        "b",
-        "c",
-        "a",
-    ]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle(_imports()) is None
 
 

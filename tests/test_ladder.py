@@ -504,14 +504,7 @@ def test_settings_are_compared_within_one_machine_by_counts_and_the_others_accur
         "not told apart from float32"
     )
     # float32's 32 too
-    assert numbers(counts.split(": ", 1)[1])[:6] == [
-        3,
-        3,
-        32,
-        0,
-        3,
-        0.1,
-    ]
+    assert numbers(counts.split(": ", 1)[1])[:6] == [3, 3, 32, 0, 3, 0.1]
     assert accuracy.startswith("accuracy not compared")
     fine = [
         run_on(XEON, a, "mixed_bfloat16", seed=s, cap="AVX512_CORE_BF16")

@@ -31,10 +31,7 @@ def test_text_lstm_outputs_a_distribution():
     [
         ("lstm", 4 * (32 * (64 + 32) + 32)),
         # Keras 3 GRU: reset_after, two biases per gate
-        (
-            "gru",
-            3 * (32 * (64 + 32) + 2 * 32),
-        ),
+        ("gru", 3 * (32 * (64 + 32) + 2 * 32)),
         ("conv1d", 5 * 64 * 32 + 32),
     ],
 )

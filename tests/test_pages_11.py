@@ -144,11 +144,7 @@ def test_quantile_interval_is_bounded_by_the_exact_binomial_order_statistics(n, 
 def test_quantile_interval_of_too_few_samples_is_unbounded_above_and_covers_95_percent():
     assert page.quantile_interval(np.arange(50.0), 0.99)["high"] == np.inf
     # exponential's p99
-    rng, truth, covered = (
-        np.random.default_rng(0),
-        -np.log(0.01),
-        0,
-    )
+    rng, truth, covered = (np.random.default_rng(0), -np.log(0.01), 0)
     for _ in range(1000):
         found = page.quantile_interval(rng.exponential(size=500), 0.99)
         covered += found["low"] <= truth <= found["high"]

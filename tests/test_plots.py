@@ -98,10 +98,7 @@ def test_roofline_draws_each_roof_at_its_figure_and_each_point_where_it_belongs(
     ):
         x, y = lines[f"cpu:0 {label} FLOP/B"].get_data()
         # ridge = peak / bandwidth
-        assert x[0] == pytest.approx(ridge) and list(y) == [
-            top,
-            top,
-        ]
+        assert x[0] == pytest.approx(ridge) and list(y) == [top, top]
     x, y = lines["measured (points)"].get_data()
     assert (x[0], y[0]) == (20.0, 50e9)
     assert [t.get_text() for t in ax.texts] == ["net"]

@@ -166,10 +166,7 @@ def test_alternate_reverses_the_order_every_other_round_and_counts_units(monkeyp
     )
     assert "".join(order) == "ABBAABBA"
     # 32 pictures a call against 1
-    assert speeds == {
-        "A": [3200.0] * 4,
-        "B": [100.0] * 4,
-    }
+    assert speeds == {"A": [3200.0] * 4, "B": [100.0] * 4}
     with pytest.raises(ValueError, match="rounds must be 3 or more"):
         timing.alternate(work, rounds=2)
 

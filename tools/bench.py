@@ -41,10 +41,7 @@ ALL_PIPELINE_RUNS = [
     ("cats_dogs_original", "python", 4, True),
 ]
 # `--all` also runs these at 2x, 4x and 8x the batch
-SWEEP = (
-    "cifar10_net",
-    "cats_dogs_128px",
-)
+SWEEP = ("cifar10_net", "cats_dogs_128px")
 
 
 def _parser():

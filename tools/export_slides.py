@@ -127,10 +127,7 @@ def export(nb, deck):
         "white"  # its fonts ship with reveal.js; most themes fetch them
     )
     # more fits on a slide
-    exporter.reveal_width, exporter.reveal_height = (
-        "1280",
-        "900",
-    )
+    exporter.reveal_width, exporter.reveal_height = ("1280", "900")
     exporter.reveal_scroll = (
         True  # a slide taller than the screen scrolls instead of clipping
     )

@@ -66,7 +66,7 @@ def exercises():
                 lambda: _flops("mobilenet_0.25", 224) / _flops("mobilenet_0.25", 160),
                 {
                     224
-                    / 160: "FLOPs grow with the number of positions, the square of the side.",
+                    / 160: "FLOPs grow with the number of positions, the square of the side."
                 },
                 unit="x",
                 within=0.03,
@@ -100,7 +100,7 @@ def exercises():
                 {
                     67: "that is the ratio of the parameters: arithmetic per picture "
                     "counts each weight "
-                    "once per position it is used at.",
+                    "once per position it is used at."
                 },
                 unit="x",
                 within=0.03,
@@ -124,7 +124,7 @@ def exercises():
                 {
                     "a": "the check of section 6 counts the top third's BatchNorm moving means and "
                     "variances among the frozen weights that changed: with training=False in the "
-                    "base and the layers unfrozen, they move.",
+                    "base and the layers unfrozen, they move."
                 },
             ),
             hints="`fit` calls the model with training=True. Which wins inside the functional "

@@ -41,7 +41,7 @@ def exercises():
                 {
                     lambda p_best, p_tutorial: (
                         np.size(p_best) - _disagree(p_best, p_tutorial)
-                    ): "that counts the pictures they agree on.",
+                    ): "that counts the pictures they agree on."
                 },
             ),
             given=("p_best", "p_tutorial"),
@@ -57,9 +57,7 @@ def exercises():
             2,
             number(
                 _answered,
-                {
-                    lambda p, labels: _answered(p, labels) / 100: "give it in percent.",
-                },
+                {lambda p, labels: _answered(p, labels) / 100: "give it in percent."},
                 unit=" %",
                 within=0.01,
             ),

@@ -59,7 +59,7 @@ def exercises():
                     lambda: _mflop(
                         8
                     ): "that is the 32-conv net (8 convolutions a stage); this one has "
-                    "2 a stage.",
+                    "2 a stage."
                 },
                 unit=" MFLOP",
                 within=0.02,
@@ -100,7 +100,7 @@ def exercises():
                         "A100", "bfloat16", "tf32"
                     ): "that is Ampere's ratio, over TF32, "
                     "which TensorFlow's float32 uses there; "
-                    "a V100 has no TF32.",
+                    "a V100 has no TF32."
                 },
                 unit="x",
                 within=0.02,

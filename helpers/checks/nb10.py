@@ -54,7 +54,7 @@ def exercises():
                 {
                     lambda replicas: (
                         5.0 * replicas * (replicas + 1)
-                    ): "that is the sum; 'mean' divides it by the replicas.",
+                    ): "that is the sum; 'mean' divides it by the replicas."
                 },
                 within=1e-6,
             ),

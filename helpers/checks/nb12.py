@@ -106,7 +106,7 @@ def exercises():
                         1 / _smaller(plain, dynamic)
                     ): "the other way round: the "
                     "float32 file's size over the "
-                    "smaller one's.",
+                    "smaller one's."
                 },
                 unit="x",
                 within=0.05,
