@@ -9,7 +9,7 @@
 #   make slides    export every notebook to an offline reveal.js deck in build/slides/
 #   make site      the course website (Sphinx + myst-nb) in build/site/, offline
 #   make serve     serve build/site on the local network; prints the address for a phone
-#   make pages     copy each definition a notebook marks #@save into its helper module
+#   make pages     copy each definition a notebook marks # @save into its helper module
 #   make test-colab  every notebook in `smoke` on Colab's older stack (requirements-colab.txt)
 #   make test-gpu-rehearsal  notebooks 00, 08-11 and the GPU tests with a fake T4 (no GPU needed)
 #   make bench-gpu   record every network on every GPU here into results/ (README: Benchmarks)
@@ -97,7 +97,7 @@ PORT ?= 8000
 serve: $(VENV)/.installed
 	$(PY) -m tools.serve --port $(PORT)
 
-# d2l's #@save idea: a def or class a page marks is copied word for word over the helper of the
+# d2l's # @save idea: a def or class a page marks is copied word for word over the helper of the
 # same name (tools/pages.py); tests/test_pages.py fails while a helper differs from its page.
 pages: $(VENV)/.installed
 	$(PY) -m tools.pages

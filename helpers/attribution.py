@@ -9,7 +9,7 @@ __all__ = ["grad_cam"]
 
 
 # Written from notebooks/06_cats_dogs_predictions.ipynb by `make pages`: change it there.
-def grad_cam(model, pictures, layer):  #@save
+def grad_cam(model, pictures, layer):  # @save
     x, last = tf.convert_to_tensor(pictures, dtype="float32"), model.layers[-1]
     with tf.GradientTape() as tape:
         for lay in model.layers[:-1]:  # every layer before the last Dense, inference mode

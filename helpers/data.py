@@ -258,7 +258,7 @@ def need_memory(nbytes, what):
 
 
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
-def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.SEED,  #@save
+def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.SEED,  # @save
                    parallel=True, cache=True, prefetch=True, repeat=False):
     if cache:  # 3 bytes a pixel
         need_memory(len(paths) * size**2 * 3, f"caching {len(paths):,} pictures of {size} px")
@@ -550,7 +550,7 @@ def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
 
 
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
-def keras2_picture(path, size, augment=False, seed=None):  #@save
+def keras2_picture(path, size, augment=False, seed=None):  # @save
     with Image.open(path) as picture:  # decoded in Python, one picture at a time
         image = np.asarray(picture.convert("RGB").resize((size, size), Image.NEAREST), "float32")
     if not augment:
@@ -562,7 +562,7 @@ def keras2_picture(path, size, augment=False, seed=None):  #@save
 
 
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
-class PillowBatches(keras.utils.PyDataset):  #@save
+class PillowBatches(keras.utils.PyDataset):  # @save
     def __init__(self, paths, labels, size, batch_size, augment=True, repeat=1, **kwargs):
         super().__init__(**kwargs)  # workers=, use_multiprocessing=: Keras 3 took them off fit
         if not 1 <= batch_size <= len(paths):

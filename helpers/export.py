@@ -9,7 +9,7 @@ __all__ = ["load_tflite", "saved_model", "to_tflite"]
 
 
 # Written from notebooks/11_inference_and_edge.ipynb by `make pages`: change it there.
-def saved_model(model, path, batch=None):  #@save
+def saved_model(model, path, batch=None):  # @save
     archive = keras.export.ExportArchive()
     archive.track(model)
     spec = tf.TensorSpec((batch, *model.input_shape[1:]), tf.float32)  # None: any batch
@@ -18,7 +18,7 @@ def saved_model(model, path, batch=None):  #@save
 
 
 # Written from notebooks/11_inference_and_edge.ipynb by `make pages`: change it there.
-def to_tflite(saved_model_dir, quantize=None, calibration=None):  #@save
+def to_tflite(saved_model_dir, quantize=None, calibration=None):  # @save
     if quantize not in (None, "dynamic", "int8") or (quantize == "int8" and calibration is None):
         raise ValueError("quantize must be None, 'dynamic' or 'int8' (int8 with calibration "
                          f"pictures); got {quantize!r}.")
@@ -33,7 +33,7 @@ def to_tflite(saved_model_dir, quantize=None, calibration=None):  #@save
 
 
 # Written from notebooks/11_inference_and_edge.ipynb by `make pages`: change it there.
-def load_tflite(path, xnnpack=True):  #@save
+def load_tflite(path, xnnpack=True):  # @save
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:  # Colab has no LiteRT: TensorFlow's own interpreter

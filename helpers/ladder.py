@@ -269,7 +269,7 @@ def _pipelines(profile, image_size, batch, train, val, root):
 
 
 # Written from notebooks/05_cats_dogs_improvements.ipynb by `make pages`: change it there.
-def train(step, seed, s, root=None, **fit_args):  #@save
+def train(step, seed, s, root=None, **fit_args):  # @save
     """Train ladder step `step` with one seed under settings `s` (pictures from `root`, else
     the profile's); `fit_args` go to training.fit (`name=` makes the run resumable). Returns
     (model, record) (notebook 05)."""

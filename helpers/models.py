@@ -15,7 +15,7 @@ __all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "augmentation", "bu
 
 
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
-def mnist_cnn():  #@save
+def mnist_cnn():  # @save
     return keras.Sequential([
         keras.Input((28, 28, 1)),
         layers.Conv2D(32, 3, activation="relu"), layers.MaxPooling2D(2),
@@ -37,7 +37,7 @@ ZOOM_RANGE = 0.2
 
 
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
-def augmentation(seed=None):  #@save
+def augmentation(seed=None):  # @save
     shear = math.sin(math.radians(0.2))  # 0.2 degrees as a fraction of the picture: 0.0035
     return keras.Sequential([  # (0, shear), random sign: ±0.2°; ±shear fails to load (keras#21110)
         layers.RandomShear(x_factor=0.0, y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
@@ -47,7 +47,7 @@ def augmentation(seed=None):  #@save
 
 
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
-def ladder_net(image_size=64, filters=(32, 32), dropout=0.0, augment=True,  #@save
+def ladder_net(image_size=64, filters=(32, 32), dropout=0.0, augment=True,  # @save
                seed=None, output_dtype=None, name="cats_dogs_step_0"):
     net = keras.Sequential([keras.Input((image_size, image_size, 3))], name=name)
     if augment:
@@ -103,7 +103,7 @@ def cats_dogs_transfer(image_size=128, seed=None):
 
 
 # Written from notebooks/08_cpu_vs_gpu.ipynb by `make pages`: change it there.
-def cifar10_net(crop=24):  #@save
+def cifar10_net(crop=24):  # @save
     return keras.Sequential([
         keras.Input((crop, crop, 3)),  # the tutorial's 24 x 24 crops, 0..255 pixels
         layers.Rescaling(1 / 255),
@@ -119,7 +119,7 @@ def cifar10_net(crop=24):  #@save
 
 
 # Written from notebooks/08_cpu_vs_gpu.ipynb by `make pages`: change it there.
-def cats_dogs_deep(convs_per_stage=8, augment=True):  #@save
+def cats_dogs_deep(convs_per_stage=8, augment=True):  # @save
     model = keras.Sequential([keras.Input((64, 64, 3))], name="cats_dogs_deep")
     if augment:
         model.add(augmentation())  # random shear, zoom and flip, in training only
@@ -136,7 +136,7 @@ def cats_dogs_deep(convs_per_stage=8, augment=True):  #@save
 
 
 # Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
-def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):  #@save
+def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):  # @save
     return keras.Sequential([
         keras.Input((window,), dtype="int32"),  # `window` word ids
         layers.Embedding(vocabulary, embedding),
@@ -146,7 +146,7 @@ def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):  #@save
 
 
 # Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
-def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):  #@save
+def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):  # @save
     if kind not in ("lstm", "gru", "conv1d"):
         raise ValueError(f"kind must be 'lstm', 'gru' or 'conv1d', got {kind!r}.")
     middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)],
@@ -169,7 +169,7 @@ BASES = {
 
 
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
-def frozen_base(application, preprocess, image_size, weights, **options):  #@save
+def frozen_base(application, preprocess, image_size, weights, **options):  # @save
     shape = (image_size, image_size, 3)
     backbone = application(include_top=False, weights=weights, input_shape=shape, **options)
     backbone.trainable = False  # fit changes none of its weights; BatchNorm runs in inference mode
@@ -194,7 +194,7 @@ def imagenet_base(name="mobilenet_0.25", image_size=160):
 
 
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
-def classifier_head(input_shape, classes):  #@save
+def classifier_head(input_shape, classes):  # @save
     return keras.Sequential([
         keras.Input(tuple(input_shape)),
         layers.Flatten(),
@@ -205,7 +205,7 @@ def classifier_head(input_shape, classes):  #@save
 
 
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
-def extract_features(extractor, dataset):  #@save
+def extract_features(extractor, dataset):  # @save
     features, labels = [], []
     for images, batch_labels in dataset:  # one pass: each batch's labels stay with its pictures
         features.append(extractor.predict_on_batch(images))
@@ -214,7 +214,7 @@ def extract_features(extractor, dataset):  #@save
 
 
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
-def unfreeze_top_third(base):  #@save
+def unfreeze_top_third(base):  # @save
     backbone = base.layers[-1]  # the application: the base's only layer after its Input
     backbone.trainable = True  # every layer of it, until the loop says otherwise
     first = 2 * len(backbone.layers) // 3  # where the top third begins

@@ -36,7 +36,7 @@ def t_quantile(p, df):
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def timed_block(call, seconds):  #@save
+def timed_block(call, seconds):  # @save
     calls, elapsed, start = 0, 0.0, time.perf_counter()
     while elapsed < seconds:  # at least one call
         call()
@@ -45,7 +45,7 @@ def timed_block(call, seconds):  #@save
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  #@save
+def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  # @save
     if rounds < 3 or seconds <= 0:
         raise ValueError(f"rounds must be 3 or more and seconds positive: {rounds}, {seconds}.")
     units = units if isinstance(units, dict) else dict.fromkeys(work, units)
@@ -61,7 +61,7 @@ def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  #@save
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def interval(a, b, level=0.95):  #@save
+def interval(a, b, level=0.95):  # @save
     if min(a) <= 0 or min(b) <= 0:
         raise ValueError(f"speeds must be positive; the lowest are {min(a)} and {min(b)}.")
     logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
@@ -71,7 +71,7 @@ def interval(a, b, level=0.95):  #@save
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  #@save
+def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  # @save
     low, mid, high, spread = interval(a, b, level)
     within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
     kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
@@ -91,7 +91,7 @@ NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an inp
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def first_and_median(call, repeats):  #@save
+def first_and_median(call, repeats):  # @save
     if repeats < 1:
         raise ValueError(f"repeats must be 1 or more, got {repeats}.")
     first = timeit.timeit(call, number=1)  # rule 1: the warm-up, timed apart
@@ -99,7 +99,7 @@ def first_and_median(call, repeats):  #@save
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def wait_for(x):  #@save; rule 3: reading one number of x back waits until x is computed
+def wait_for(x):  # @save; rule 3: reading one number of x back waits until x is computed
     return keras.ops.convert_to_numpy(keras.ops.cast(x[:1, :1], "float32"))
 
 

@@ -206,7 +206,7 @@ def ring_bytes(size, workers):
 
 
 # Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
-def all_reduce_time(size, workers, alpha, beta):  #@save
+def all_reduce_time(size, workers, alpha, beta):  # @save
     """Seconds of a ring all-reduce of `size` bytes over `workers` (alpha-beta
     model): 2(N-1) messages in a row, each paying the latency `alpha` (s), and
     the bytes each worker sends, ring_bytes = 2(N-1)/N x size, at `beta` seconds
@@ -215,7 +215,7 @@ def all_reduce_time(size, workers, alpha, beta):  #@save
 
 
 # Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
-def fit_alpha_beta(sizes, seconds, workers=2):  #@save
+def fit_alpha_beta(sizes, seconds, workers=2):  # @save
     """Latency alpha (s a message) and beta (s a byte) of all_reduce_time fitted
     to all-reduces of `sizes` bytes over `workers` that took `seconds`, by least
     squares on relative errors. An intercept below 0 (noise) gives alpha 0 and a

@@ -3,7 +3,7 @@ test can run the page's own code:
 
     exec(page_source.defined_on_page("06_cats_dogs_predictions", "grad_cam"), namespace)
 
-(What a page marks `#@save` is copied into helpers/ by `make pages`: tests/test_pages.py.)"""
+(What a page marks `# @save` is copied into helpers/ by `make pages`: tests/test_pages.py.)"""
 
 import ast
 

@@ -33,7 +33,7 @@ SPELLINGS = {
     "oneDNN": r"\boneDNN\b",
     "Profile": r"\bprofiles?\b",
     "PyDataset": r"\bPyDataset\b",
-    "Save mark": r"#@save",
+    "Save mark": r"# @save",
     "Student's t": r"Student'?s \*?t\b",
     "tanh": r"\btanh\b",
     "tf.data": r"\btf\.data\b",

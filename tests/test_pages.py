@@ -1,4 +1,4 @@
-"""d2l's `#@save` idea (tools/pages.py): a definition a notebook marks `#@save` is the one source
+"""d2l's `# @save` idea (tools/pages.py): a definition a notebook marks `# @save` is the one source
 of the helper that later notebooks import; `make pages` copies it, docstrings and comments
 included, and nothing else keeps a second copy by hand."""
 
@@ -49,14 +49,14 @@ def test_a_mark_taken_off_the_page_or_a_name_no_helper_has_is_reported(tmp_path)
     helpers, notebooks = copies(tmp_path)
     edit_page(
         notebooks,
-        "def timed_block(call, seconds):  #@save",
+        "def timed_block(call, seconds):  # @save",
         "def timed_block(call, seconds):",
     )
     edit_page(
         notebooks,
-        "def interval(a, b, level=0.95):  #@save",
-        "def interval_of(a, b, level=0.95):  #@save",
+        "def interval(a, b, level=0.95):  # @save",
+        "def interval_of(a, b, level=0.95):  # @save",
     )
     problems = "\n".join(pages.written(helpers, notebooks)[1])
-    assert "timing.py line" in problems and "no longer marks it #@save" in problems
+    assert "timing.py line" in problems and "no longer marks it # @save" in problems
     assert "`interval_of`" in problems and "found: none" in problems

@@ -1,7 +1,8 @@
-"""`make pages`: d2l's `#@save` idea. A top-level `def` or `class` that a notebook writes out
-with `#@save` on its first line is the one source of that code: this command copies it, word
-for word, over the definition of the same name in helpers/, under a comment naming the
-notebook. `--check` changes nothing and lists what differs (tests/test_pages.py runs it).
+"""`make pages`: d2l's `#@save` idea, spelled `# @save` as `ruff format` writes comments.
+A top-level `def` or `class` that a notebook writes out with `# @save` on its first line is
+the one source of that code: this command copies it, word for word, over the definition of
+the same name in helpers/, under a comment naming the notebook. `--check` changes nothing
+and lists what differs (tests/test_pages.py runs it).
 
     python -m tools.pages            write every marked definition into its helper
     python -m tools.pages --check    exit 1 and say which helper differs from its page
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MARK = "#@save"
+MARK = "# @save"
 WRITTEN = re.compile(r"# Written from notebooks/(\S+)\.ipynb by `make pages`")
 
 
@@ -40,7 +41,7 @@ def _definitions(source):
 
 
 def on_pages(notebooks):
-    """{name: (notebook stem, source)} of every definition marked #@save on a page."""
+    """{name: (notebook stem, source)} of every definition marked # @save on a page."""
     saved = {}
     for path in sorted(Path(notebooks).glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
