@@ -270,16 +270,17 @@ def _pipelines(profile, image_size, batch, train, val, root):
 
 # Written from notebooks/05_cats_dogs_improvements.ipynb by `make pages`: change it there.
 def train(step, seed, s, root=None, **fit_args):  # @save
-    """Train ladder step `step` with one seed under settings `s` (pictures from `root`, else
-    the profile's); `fit_args` go to training.fit (`name=` makes the run resumable). Returns
-    (model, record) (notebook 05)."""
+    """Train ladder step `step` with one seed under settings `s` (pictures from `root`,
+    else the profile's); `fit_args` go to training.fit (`name=` makes the run
+    resumable). Returns (model, record) (notebook 05)."""
     from helpers import training  # notebook 04's model.fit, timed; loads TensorFlow
 
     config.set_seed(seed)
-    model = build(step, seed)  # models.cats_dogs_net(step); float32 output under mixed precision
+    model = build(step, seed)  # float32 output under mixed precision
     model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
-    pipelines = datasets(model.input_shape[1], s, root)  # decoded once per image size, cached
-    history, _ = training.fit(model, *pipelines, epochs=s.epochs, **{"verbose": 0, **fit_args})
+    pipelines = datasets(model.input_shape[1], s, root)  # decoded once per size, cached
+    fit_args = {"verbose": 0, **fit_args}
+    history, _ = training.fit(model, *pipelines, epochs=s.epochs, **fit_args)
     return model, record(step, seed, model, epoch_rows(history), pipelines)
 
 
