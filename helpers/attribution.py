@@ -12,13 +12,13 @@ __all__ = ["grad_cam"]
 def grad_cam(model, pictures, layer):  # @save
     x, last = tf.convert_to_tensor(pictures, dtype="float32"), model.layers[-1]
     with tf.GradientTape() as tape:
-        for lay in model.layers[:-1]:  # every layer before the last Dense, inference mode
+        for lay in model.layers[:-1]:  # every layer before the last Dense
             x = lay(x, training=False)
             if lay.name == layer:
                 features = x  # that layer's feature maps
                 tape.watch(features)
         logits = x @ last.kernel + last.bias  # before the sigmoid (or a softmax)
-        score = tf.abs(logits[:, 0]) if logits.shape[1] == 1 else tf.reduce_max(logits, axis=1)
+        score = tf.abs(logits[:, 0]) if last.units == 1 else tf.reduce_max(logits, 1)
     weights = tf.reduce_mean(tape.gradient(score, features), axis=(1, 2), keepdims=True)
     cam = tf.nn.relu(tf.reduce_sum(weights * features, axis=-1))[..., None]
     cam = tf.image.resize(cam, pictures.shape[1:3])[..., 0].numpy()
