@@ -16,15 +16,15 @@ __all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "augmentation", "bu
 
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
 def mnist_cnn():  # @save
-    return keras.Sequential([
-        keras.Input((28, 28, 1)),
-        layers.Conv2D(32, 3, activation="relu"), layers.MaxPooling2D(2),
-        layers.Conv2D(64, 3, activation="relu"), layers.MaxPooling2D(2),
-        layers.Conv2D(64, 3, activation="relu"),
-        layers.Flatten(),
-        layers.Dense(64, activation="relu"),
-        layers.Dense(10, activation="softmax"),
-    ], name="mnist_cnn")
+    net = keras.Sequential([keras.Input((28, 28, 1))], name="mnist_cnn")
+    for filters in (32, 64):  # a 3x3 convolution, then half the height and width
+        net.add(layers.Conv2D(filters, 3, activation="relu"))
+        net.add(layers.MaxPooling2D(2))
+    net.add(layers.Conv2D(64, 3, activation="relu"))
+    net.add(layers.Flatten())
+    net.add(layers.Dense(64, activation="relu"))
+    net.add(layers.Dense(10, activation="softmax"))
+    return net
 
 
 # The tutorial's ImageDataGenerator(shear_range=0.2, zoom_range=0.2, horizontal_flip=True).
