@@ -60,3 +60,19 @@ def test_a_mark_taken_off_the_page_or_a_name_no_helper_has_is_reported(tmp_path)
     problems = "\n".join(pages.written(helpers, notebooks)[1])
     assert "timing.py line" in problems and "no longer marks it # @save" in problems
     assert "`interval_of`" in problems and "found: none" in problems
+
+
+def test_a_mark_after_the_bracket_of_a_wrapped_signature_counts(tmp_path):
+    # `ruff format` wraps a long signature and leaves the mark after its opening bracket
+    helpers, notebooks = copies(tmp_path)
+    edit_page(
+        notebooks,
+        "def timed_block(call, seconds):  # @save",
+        "def timed_block(  # @save\n    call, seconds\n):",
+    )
+    texts, problems = pages.written(helpers, notebooks)
+    assert not problems
+    assert (
+        "def timed_block(  # @save\n    call, seconds\n):"
+        in texts[helpers / "timing.py"]
+    )

@@ -27,8 +27,8 @@ def _shown(path):
 
 
 def _definitions(source):
-    """{name: (first line, last line)} of the top-level defs and classes, 1-based, decorators
-    included; `%` magic lines are read as blank lines."""
+    """{name: (first line, (header's first, last), last line)} of the top-level defs and
+    classes, 1-based, decorators included; `%` magic lines are read as blank lines."""
     code = "\n".join(
         "" if ln.lstrip().startswith("%") else ln for ln in source.splitlines()
     )
@@ -36,7 +36,9 @@ def _definitions(source):
     for node in ast.parse(code).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            spans[node.name] = (first, node.lineno, node.end_lineno)
+            # the header: the `def` or `class` line to the line before the body
+            header = (node.lineno, node.body[0].lineno - 1)
+            spans[node.name] = (first, header, node.end_lineno)
     return spans
 
 
@@ -49,8 +51,9 @@ def on_pages(notebooks):
             if cell["cell_type"] != "code" or MARK not in source:
                 continue
             lines = source.splitlines()
-            for name, (first, head, last) in _definitions(source).items():
-                if MARK not in lines[head - 1]:
+            for name, (first, (top, end), last) in _definitions(source).items():
+                # the mark may follow any line of the signature (`def f(  # @save`)
+                if not any(MARK in ln for ln in lines[top - 1 : max(top, end)]):
                     continue
                 if name in saved:
                     raise SystemExit(
