@@ -137,27 +137,33 @@ def cats_dogs_deep(convs_per_stage=8, augment=True):  # @save
 
 # Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
 def text_lstm(vocabulary=1000, window=20, embedding=128, units=128):  # @save
-    return keras.Sequential([
-        keras.Input((window,), dtype="int32"),  # `window` word ids
-        layers.Embedding(vocabulary, embedding),
-        layers.LSTM(units),
-        layers.Dense(vocabulary, activation="softmax"),
-    ], name="text_lstm")
+    return keras.Sequential(
+        [
+            keras.Input((window,), dtype="int32"),  # `window` word ids
+            layers.Embedding(vocabulary, embedding),
+            layers.LSTM(units),
+            layers.Dense(vocabulary, activation="softmax"),
+        ],
+        name="text_lstm",
+    )
 
 
 # Written from notebooks/02_rnn_basics_text.ipynb by `make pages`: change it there.
-def sentiment_net(kind="lstm", vocabulary=10000, length=200, embedding=64, units=32):  # @save
-    if kind not in ("lstm", "gru", "conv1d"):
+def sentiment_net(  # @save
+    kind="lstm", vocabulary=10000, length=200, embedding=64, units=32
+):
+    conv = [layers.Conv1D(units, 5, activation="relu"), layers.GlobalMaxPooling1D()]
+    middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)], "conv1d": conv}
+    if kind not in middle:
         raise ValueError(f"kind must be 'lstm', 'gru' or 'conv1d', got {kind!r}.")
-    middle = {"lstm": [layers.LSTM(units)], "gru": [layers.GRU(units)],
-              "conv1d": [layers.Conv1D(units, 5, activation="relu"),
-                         layers.GlobalMaxPooling1D()]}[kind]
-    return keras.Sequential([
+    stack = [
         keras.Input((length,), dtype="int32"),  # `length` word ids per review
-        layers.Embedding(vocabulary, embedding, mask_zero=kind != "conv1d"),  # 0: padding
-        *middle,
+        # id 0 is padding, which the LSTM and GRU skip
+        layers.Embedding(vocabulary, embedding, mask_zero=kind != "conv1d"),
+        *middle[kind],
         layers.Dense(1, activation="sigmoid"),
-    ], name=f"sentiment_{kind}")
+    ]
+    return keras.Sequential(stack, name=f"sentiment_{kind}")
 
 
 # name: (Keras application, its input preprocessing, constructor arguments)
@@ -171,10 +177,16 @@ BASES = {
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
 def frozen_base(application, preprocess, image_size, weights, **options):  # @save
     shape = (image_size, image_size, 3)
-    backbone = application(include_top=False, weights=weights, input_shape=shape, **options)
-    backbone.trainable = False  # fit changes none of its weights; BatchNorm runs in inference mode
+    backbone = application(
+        include_top=False, weights=weights, input_shape=shape, **options
+    )
+    backbone.trainable = (
+        False  # fit changes none of its weights; BatchNorm runs in inference mode
+    )
     pixels = keras.Input(shape)  # 0..255, as the course's loaders give them
-    return keras.Model(pixels, backbone(preprocess(pixels)), name=f"frozen_{backbone.name}")
+    return keras.Model(
+        pixels, backbone(preprocess(pixels)), name=f"frozen_{backbone.name}"
+    )
 
 
 def imagenet_base(name="mobilenet_0.25", image_size=160):
@@ -195,19 +207,20 @@ def imagenet_base(name="mobilenet_0.25", image_size=160):
 
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
 def classifier_head(input_shape, classes):  # @save
-    return keras.Sequential([
+    stack = [
         keras.Input(tuple(input_shape)),
         layers.Flatten(),
         layers.Dense(256, activation="relu"),
         layers.Dropout(0.5),
         layers.Dense(classes, activation="softmax"),
-    ], name="head")
+    ]
+    return keras.Sequential(stack, name="head")
 
 
 # Written from notebooks/03_transfer_learning.ipynb by `make pages`: change it there.
 def extract_features(extractor, dataset):  # @save
     features, labels = [], []
-    for images, batch_labels in dataset:  # one pass: each batch's labels stay with its pictures
+    for images, batch_labels in dataset:  # one pass: labels stay with their pictures
         features.append(extractor.predict_on_batch(images))
         labels.append(keras.ops.convert_to_numpy(batch_labels))
     return np.concatenate(features), np.concatenate(labels)
@@ -219,8 +232,9 @@ def unfreeze_top_third(base):  # @save
     backbone.trainable = True  # every layer of it, until the loop says otherwise
     first = 2 * len(backbone.layers) // 3  # where the top third begins
     for i, layer in enumerate(backbone.layers):
-        # a frozen BatchNorm layer runs in inference mode: it keeps ImageNet's statistics
-        layer.trainable = i >= first and not isinstance(layer, layers.BatchNormalization)
+        # a frozen BatchNorm runs in inference mode: it keeps ImageNet's statistics
+        batch_norm = isinstance(layer, layers.BatchNormalization)
+        layer.trainable = i >= first and not batch_norm
 
 
 def _weights(name):
