@@ -23,7 +23,7 @@ __all__ = ["FASTER_NOW", "balance_verdict", "cache_bytes", "copy_bandwidth",
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
 def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):  # @save
-    with keras.device(device):  # the matrices are made on the device that multiplies them
+    with keras.device(device):  # the matrices are made where they are multiplied
         a = keras.random.normal((n, n), dtype=dtype, seed=1)
         b = keras.random.normal((n, n), dtype=dtype, seed=2)
         seconds = first_and_median(lambda: wait_for(keras.ops.matmul(a, b)), repeats)[1]

@@ -47,7 +47,9 @@ def timed_block(call, seconds):  # @save
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
 def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  # @save
     if rounds < 3 or seconds <= 0:
-        raise ValueError(f"rounds must be 3 or more and seconds positive: {rounds}, {seconds}.")
+        raise ValueError(
+            f"rounds must be 3 or more and seconds positive: {rounds}, {seconds}."
+        )
     units = units if isinstance(units, dict) else dict.fromkeys(work, units)
     for call in work.values():
         for _ in range(warmup):  # rule 1
@@ -63,29 +65,41 @@ def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  # @save
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
 def interval(a, b, level=0.95):  # @save
     if min(a) <= 0 or min(b) <= 0:
-        raise ValueError(f"speeds must be positive; the lowest are {min(a)} and {min(b)}.")
+        raise ValueError(f"speeds must be positive; the lowest: {min(a)} and {min(b)}.")
     logs = [math.log(x / y) for x, y in zip(a, b, strict=True)]
     mean, spread = statistics.mean(logs), statistics.stdev(logs)
     half = t_quantile(0.5 + level / 2, len(logs) - 1) * spread / math.sqrt(len(logs))
-    return math.exp(mean - half), math.exp(mean), math.exp(mean + half), math.expm1(spread)
+    low, mid, high = (math.exp(mean + k * half) for k in (-1, 0, 1))
+    return low, mid, high, math.expm1(spread)
+
+
+# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+def verdict(low, mid, high, names, same=SAME_WITHIN):  # @save
+    within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
+    if 1 / (1 + same) <= low and high <= 1 + same:
+        return "same", f"the same within {100 * same:.0f} % ({within}"
+    if round(low, 2) > 1:  # an interval printed as reaching 1.00 decides nothing
+        return "faster", f"{names[0]} is {mid:.2f}x as fast ({low:.2f}-{high:.2f}x"
+    if round(1 / high, 2) > 1:
+        fast = f"{1 / high:.2f}-{1 / low:.2f}x"
+        return "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({fast}"
+    return "inconclusive", (
+        "inconclusive: the machine's speed changed by more than the difference; "
+        f"rerun when it is quieter ({within}"
+    )
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
 def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  # @save
     low, mid, high, spread = interval(a, b, level)
-    within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
-    kind, says = "inconclusive", ("inconclusive: the machine's speed changed by more than the "
-                                  f"difference; rerun when it is quieter ({within}")
-    if 1 / (1 + same) <= low and high <= 1 + same:
-        kind, says = "same", f"the same within {100 * same:.0f} % ({within}"
-    elif round(low, 2) > 1:  # an interval printed as reaching 1.00 decides nothing
-        kind, says = "faster", f"{names[0]} is {mid:.2f}x as fast ({low:.2f}-{high:.2f}x"
-    elif round(1 / high, 2) > 1:
-        kind, says = "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({1/high:.2f}-{1/low:.2f}x"
-    text = (f"{names[0]} {statistics.median(a):,.0f} vs {names[1]} {statistics.median(b):,.0f} "
-            f"{unit} (medians); from {len(a)} rounds' own ratios: {says}, "
-            f"{100 * level:.0f} % interval; spread {100 * spread:.0f} %)")
-    return {"verdict": kind, "ratio": mid, "low": low, "high": high, "spread": spread, "text": text}
+    kind, says = verdict(low, mid, high, names, same)
+    median_a, median_b = statistics.median(a), statistics.median(b)
+    text = (
+        f"{names[0]} {median_a:,.0f} vs {names[1]} {median_b:,.0f} {unit} (medians); "
+        f"from {len(a)} rounds' own ratios: {says}, {100 * level:.0f} % interval; "
+        f"spread {100 * spread:.0f} %)"
+    )
+    return dict(verdict=kind, ratio=mid, low=low, high=high, spread=spread, text=text)
 
 NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an input: no work a step
 
@@ -95,11 +109,13 @@ def first_and_median(call, repeats):  # @save
     if repeats < 1:
         raise ValueError(f"repeats must be 1 or more, got {repeats}.")
     first = timeit.timeit(call, number=1)  # rule 1: the warm-up, timed apart
-    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))  # rule 2
+    # rule 2: the median of the repeats
+    return first, statistics.median(timeit.repeat(call, number=1, repeat=repeats))
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
-def wait_for(x):  # @save; rule 3: reading one number of x back waits until x is computed
+def wait_for(x):  # @save
+    # rule 3: reading one number of x back waits until x is computed
     return keras.ops.convert_to_numpy(keras.ops.cast(x[:1, :1], "float32"))
 
 

@@ -146,7 +146,7 @@ def test_an_interval_that_prints_as_reaching_one_decides_nothing(monkeypatch):
 
 def test_a_speed_of_zero_is_refused_with_a_reason():
     with pytest.raises(
-        ValueError, match="speeds must be positive; the lowest are 0 and 90"
+        ValueError, match="speeds must be positive; the lowest: 0 and 90"
     ):
         timing.ratio([100, 0, 100], [90, 95, 92], NAMES)
 
