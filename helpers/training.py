@@ -216,16 +216,16 @@ def all_reduce_time(size, workers, alpha, beta):  # @save
 
 # Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
 def fit_alpha_beta(sizes, seconds, workers=2):  # @save
-    """Latency alpha (s a message) and beta (s a byte) of all_reduce_time fitted
-    to all-reduces of `sizes` bytes over `workers` that took `seconds`, by least
-    squares on relative errors. An intercept below 0 (noise) gives alpha 0 and a
-    line through the origin; a slope below 0 gives beta 0."""
+    """Latency alpha (s a message) and beta (s a byte) of all_reduce_time, fitted by
+    least squares on relative errors to all-reduces of `sizes` bytes over `workers`
+    that took `seconds`; a negative intercept (noise) or slope gives 0."""
     sent = np.array([ring_bytes(s, workers) for s in sizes], dtype=float)
     took = np.asarray(seconds, dtype=float)
     if workers < 2 or len(set(sent)) < 2 or len(sent) != len(took) or took.min() <= 0:
-        raise ValueError("Fitting alpha and beta needs two or more workers and "
-                         f"positive seconds of two or more sizes: {workers}, {sizes}, "
-                         f"{seconds}.")
+        raise ValueError(
+            "Fitting alpha and beta needs two or more workers and positive seconds "
+            f"of two or more sizes: {workers}, {sizes}, {seconds}."
+        )
     beta, latency = np.polyfit(sent, took, 1, w=1 / took)  # latency: 2(N-1) alpha
     if latency < 0:
         latency, beta = 0.0, float(np.sum(sent / took) / np.sum((sent / took) ** 2))
