@@ -10,8 +10,9 @@ from . import config, published
 
 __all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "augmentation", "build",
            "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
-           "classifier_head", "extract_features", "frozen_base", "imagenet_base", "ladder_net",
-           "mnist_cnn", "sentiment_net", "text_lstm", "unfreeze_top_third"]
+           "classifier_head", "extract_features", "frozen_base", "imagenet_base",
+           "ladder_layers", "ladder_net", "mnist_cnn", "sentiment_net", "text_lstm",
+           "unfreeze_top_third"]
 
 
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
@@ -38,30 +39,37 @@ ZOOM_RANGE = 0.2
 
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
 def augmentation(seed=None):  # @save
-    shear = math.sin(math.radians(0.2))  # 0.2 degrees as a fraction of the picture: 0.0035
-    return keras.Sequential([  # (0, shear), random sign: ±0.2°; ±shear fails to load (keras#21110)
-        layers.RandomShear(x_factor=0.0, y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
+    shear = math.sin(math.radians(0.2))  # 0.2 degrees, as a fraction: 0.0035
+    # (0, shear), random sign: ±0.2°; ±shear fails to load (keras#21110)
+    steps = [
+        layers.RandomShear(y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
         layers.RandomZoom((-0.2, 0.2), (-0.2, 0.2), fill_mode="nearest", seed=seed),
         layers.RandomFlip("horizontal", seed=seed),
-    ], name="augmentation")
+    ]
+    return keras.Sequential(steps, name="augmentation")
 
 
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
-def ladder_net(image_size=64, filters=(32, 32), dropout=0.0, augment=True,  # @save
-               seed=None, output_dtype=None, name="cats_dogs_step_0"):
-    net = keras.Sequential([keras.Input((image_size, image_size, 3))], name=name)
+def ladder_layers(  # @save
+    image_size=64, filters=(32, 32), dropout=0.0, augment=True, seed=None
+):
+    stack = [keras.Input((image_size, image_size, 3))]
     if augment:
-        net.add(augmentation(seed))  # section 3: the tutorial's shear, zoom and flip
-    net.add(layers.Rescaling(1 / 255))  # pixels from 0..255 to 0..1
+        stack.append(augmentation(seed))  # section 3: the tutorial's shear, zoom, flip
+    stack.append(layers.Rescaling(1 / 255))  # pixels from 0..255 to 0..1
     for n in filters:  # each pair: a 3x3 convolution, then half the height and width
-        net.add(layers.Conv2D(n, 3, activation="relu"))
-        net.add(layers.MaxPooling2D(2))
-    net.add(layers.Flatten())
-    net.add(layers.Dense(128, activation="relu"))
+        stack += [layers.Conv2D(n, 3, activation="relu"), layers.MaxPooling2D(2)]
+    stack += [layers.Flatten(), layers.Dense(128, activation="relu")]
     if dropout:  # notebook 05's step 2
-        net.add(layers.Dropout(dropout, seed=seed))
-    net.add(layers.Dense(1, activation="sigmoid", dtype=output_dtype))  # notebook 09
-    return net
+        stack.append(layers.Dropout(dropout, seed=seed))
+    return stack
+
+
+# Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
+def ladder_net(output_dtype=None, name="cats_dogs_step_0", **architecture):  # @save
+    stack = ladder_layers(**architecture)  # image_size, filters, dropout, augment, seed
+    stack.append(layers.Dense(1, activation="sigmoid", dtype=output_dtype))
+    return keras.Sequential(stack, name=name)
 
 
 def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
@@ -82,8 +90,8 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     if size < smallest:
         raise ValueError(f"image_size={size} is too small for ladder step {step}: its "
                          f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px.")
-    return ladder_net(size, cfg["filters"], cfg["dropout"], cfg["augment"], seed=seed,
-                      output_dtype=output_dtype, name=f"cats_dogs_step_{step}")
+    return ladder_net(output_dtype, f"cats_dogs_step_{step}", image_size=size, seed=seed,
+                      filters=cfg["filters"], dropout=cfg["dropout"], augment=cfg["augment"])
 
 
 def cats_dogs_transfer(image_size=128, seed=None):

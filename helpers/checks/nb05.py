@@ -65,12 +65,15 @@ def exercises():
             3,
             timed_choice(("with BatchNorm", "without"), "pictures/s"),
             given=("speeds",),
-            hints="copy `ladder_net` into a cell (`import inspect; "
-            "print(inspect.getsource(models.ladder_net))`), under `from keras import layers` "
-            "and `from helpers.models import augmentation`; give each Conv2D no activation "
-            "and add `layers.BatchNormalization()`, then `layers.Activation('relu')`, after "
-            "it. Compile both alike, take one batch `pictures, "
-            "labels` and time `net.train_on_batch(pictures, labels)` of each in alternation: "
+            hints="copy `ladder_layers` into a cell (`import inspect; "
+            "print(inspect.getsource(models.ladder_layers))`), under `from keras import "
+            "layers` and `from helpers.models import augmentation`; give each Conv2D no "
+            "activation and add `layers.BatchNormalization()`, then "
+            "`layers.Activation('relu')`, after it. Build each network as "
+            "`keras.Sequential(stack + [layers.Dense(1, activation='sigmoid')])`, "
+            "the stack from your copy or from `models.ladder_layers()`. Compile both "
+            "alike, take one batch `pictures, labels` and time "
+            "`net.train_on_batch(pictures, labels)` of each in alternation: "
             "timing.alternate({'with BatchNorm': ..., 'without': ...}, units=len(labels), "
             "rounds=c.rounds, seconds=c.seconds).",
             worked="Usually b: every BatchNormalization layer adds work per picture (a mean "
