@@ -9,10 +9,8 @@ A checked cell (one whose stored output nbval compares) carries the cell tag
 import copy
 import json
 import re
-import tomllib
-from pathlib import Path
 
-from tools import colab, notebooks, slide_types
+from tools import code_width, colab, notebooks, slide_types
 from tools.checked_cells import CHECK_TAG, is_checked
 
 import pytest
@@ -22,9 +20,7 @@ MAX_LINES = 15  # lines per code cell, blank lines and comments included
 # `ruff format` writes a notebook's code at this width; a cell magic's code (%%writefile),
 # which it leaves alone, is held to it here too. The notebooks ruff does not format yet
 # are listed in pyproject.toml.
-RUFF = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["tool"]
-WIDTH = RUFF["ruff"]["line-length"]
-UNFORMATTED = {Path(p).name for p in RUFF["ruff"]["format"]["exclude"]}
+WIDTH, UNFORMATTED = code_width()
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
 # The core path: what a learner needs for the next notebooks, read in about 25 minutes. The rest

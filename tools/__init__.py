@@ -15,6 +15,7 @@ check_python            the Python make found, 3.11-3.13 (a script: `python3 too
 
 import argparse
 import os
+import tomllib
 from pathlib import Path
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "PLUMBING_TAGS",
     "ROOT",
     "SETUP_TAG",
+    "code_width",
     "is_plumbing",
     "notebooks",
     "notebook_parser",
@@ -41,6 +43,13 @@ PLUMBING_TAGS = (BADGE_TAG, SETUP_TAG)
 def is_plumbing(cell):
     """True for the Colab badge and setup cells (by their tags)."""
     return bool(set(cell.metadata.get("tags", [])) & set(PLUMBING_TAGS))
+
+
+def code_width():
+    """(ruff format's line length, the names of the notebooks it does not format yet), as
+    pyproject.toml sets them."""
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    return ruff["line-length"], {Path(p).name for p in ruff["format"]["exclude"]}
 
 
 def notebooks(selected=()):
