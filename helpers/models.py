@@ -18,9 +18,10 @@ __all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "augmentation", "bu
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
 def mnist_cnn():  # @save
     net = keras.Sequential([keras.Input((28, 28, 1))], name="mnist_cnn")
-    for filters in (32, 64):  # a 3x3 convolution, then half the height and width
-        net.add(layers.Conv2D(filters, 3, activation="relu"))
-        net.add(layers.MaxPooling2D(2))
+    net.add(layers.Conv2D(32, 3, activation="relu"))
+    net.add(layers.MaxPooling2D(2))
+    net.add(layers.Conv2D(64, 3, activation="relu"))
+    net.add(layers.MaxPooling2D(2))
     net.add(layers.Conv2D(64, 3, activation="relu"))
     net.add(layers.Flatten())
     net.add(layers.Dense(64, activation="relu"))
@@ -66,7 +67,8 @@ def ladder_layers(  # @save
 
 
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
-def ladder_net(output_dtype=None, name="cats_dogs_step_0", **architecture):  # @save
+def ladder_net(*, output_dtype=None, name="cats_dogs_step_0", **architecture):  # @save
+    """ladder_layers(**architecture) and a sigmoid output, as a keras.Sequential."""
     stack = ladder_layers(**architecture)  # image_size, filters, dropout, augment, seed
     stack.append(layers.Dense(1, activation="sigmoid", dtype=output_dtype))
     return keras.Sequential(stack, name=name)
@@ -90,8 +92,9 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     if size < smallest:
         raise ValueError(f"image_size={size} is too small for ladder step {step}: its "
                          f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px.")
-    return ladder_net(output_dtype, f"cats_dogs_step_{step}", image_size=size, seed=seed,
-                      filters=cfg["filters"], dropout=cfg["dropout"], augment=cfg["augment"])
+    return ladder_net(output_dtype=output_dtype, name=f"cats_dogs_step_{step}", seed=seed,
+                      image_size=size, filters=cfg["filters"], dropout=cfg["dropout"],
+                      augment=cfg["augment"])
 
 
 def cats_dogs_transfer(image_size=128, seed=None):
@@ -188,9 +191,8 @@ def frozen_base(application, preprocess, image_size, weights, **options):  # @sa
     backbone = application(
         include_top=False, weights=weights, input_shape=shape, **options
     )
-    backbone.trainable = (
-        False  # fit changes none of its weights; BatchNorm runs in inference mode
-    )
+    # fit changes none of its weights; BatchNorm runs in inference mode
+    backbone.trainable = False
     pixels = keras.Input(shape)  # 0..255, as the course's loaders give them
     return keras.Model(
         pixels, backbone(preprocess(pixels)), name=f"frozen_{backbone.name}"

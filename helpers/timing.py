@@ -75,28 +75,31 @@ def interval(a, b, level=0.95):  # @save
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
 def verdict(low, mid, high, names, same=SAME_WITHIN):  # @save
+    """(kind, what it says, the interval in its words) for the interval of a / b."""
     within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
     if 1 / (1 + same) <= low and high <= 1 + same:
-        return "same", f"the same within {100 * same:.0f} % ({within}"
+        return "same", f"the same within {100 * same:.0f} %", within
     if round(low, 2) > 1:  # an interval printed as reaching 1.00 decides nothing
-        return "faster", f"{names[0]} is {mid:.2f}x as fast ({low:.2f}-{high:.2f}x"
+        return "faster", f"{names[0]} is {mid:.2f}x as fast", f"{low:.2f}-{high:.2f}x"
     if round(1 / high, 2) > 1:
         fast = f"{1 / high:.2f}-{1 / low:.2f}x"
-        return "slower", f"{names[1]} is {1 / mid:.2f}x as fast ({fast}"
-    return "inconclusive", (
+        return "slower", f"{names[1]} is {1 / mid:.2f}x as fast", fast
+    says = (
         "inconclusive: the machine's speed changed by more than the difference; "
-        f"rerun when it is quieter ({within}"
+        "rerun when it is quieter"
     )
+    return "inconclusive", says, within
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
 def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  # @save
     low, mid, high, spread = interval(a, b, level)
-    kind, says = verdict(low, mid, high, names, same)
+    kind, says, span = verdict(low, mid, high, names, same)
     median_a, median_b = statistics.median(a), statistics.median(b)
     text = (
         f"{names[0]} {median_a:,.0f} vs {names[1]} {median_b:,.0f} {unit} (medians); "
-        f"from {len(a)} rounds' own ratios: {says}, {100 * level:.0f} % interval; "
+        f"from {len(a)} rounds' own ratios: {says} ({span}, "
+        f"{100 * level:.0f} % interval; "
         f"spread {100 * spread:.0f} %)"
     )
     return dict(verdict=kind, ratio=mid, low=low, high=high, spread=spread, text=text)

@@ -218,7 +218,7 @@ def all_reduce_time(size, workers, alpha, beta):  # @save
 def fit_alpha_beta(sizes, seconds, workers=2):  # @save
     """Latency alpha (s a message) and beta (s a byte) of all_reduce_time, fitted by
     least squares on relative errors to all-reduces of `sizes` bytes over `workers`
-    that took `seconds`; a negative intercept (noise) or slope gives 0."""
+    that took `seconds`. An intercept below 0 gives alpha 0 and a line through 0."""
     sent = np.array([ring_bytes(s, workers) for s in sizes], dtype=float)
     took = np.asarray(seconds, dtype=float)
     if workers < 2 or len(set(sent)) < 2 or len(sent) != len(took) or took.min() <= 0:

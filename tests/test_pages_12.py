@@ -79,7 +79,7 @@ def test_split_keeps_copies_of_a_picture_on_one_side(tmp_path):
 
 def test_split_refuses_a_class_with_one_picture(tmp_path):
     with pytest.raises(
-        ValueError, match=r"Class 1 has 1 distinct picture\(s\), fewer than two"
+        ValueError, match=r"Class 1 has 1 distinct picture\(s\); it needs two"
     ):
         split(files(tmp_path, [0, 0, 1]), [0, 0, 1], 0.2)
     # class 1: one picture, twice
