@@ -15,16 +15,44 @@ from pathlib import Path
 
 from . import config, published, results
 
-__all__ = ["CHANGES", "PAIRS", "RECORDED", "RECORDED_LONG", "TRANSFER", "build", "by_setting",
-           "collapsed", "compare_settings", "datasets", "difference", "epoch_rows",
-           "fisher_exact", "setting", "epochs_table", "load_runs", "longer_training",
-           "model_path", "record", "results_file", "save", "share_of_blog", "summary", "table",
-           "train", "train_transfer", "trained_cats_dogs", "trained_transfer", "verdicts",
-           "window_means"]
+__all__ = [
+    "CHANGES",
+    "PAIRS",
+    "RECORDED",
+    "RECORDED_LONG",
+    "TRANSFER",
+    "build",
+    "by_setting",
+    "collapsed",
+    "compare_settings",
+    "datasets",
+    "difference",
+    "epoch_rows",
+    "fisher_exact",
+    "setting",
+    "epochs_table",
+    "load_runs",
+    "longer_training",
+    "model_path",
+    "record",
+    "results_file",
+    "save",
+    "share_of_blog",
+    "summary",
+    "table",
+    "train",
+    "train_transfer",
+    "trained_cats_dogs",
+    "trained_transfer",
+    "verdicts",
+    "window_means",
+]
 
 # The steps in the order the notebook climbs the ladder: the blog's, then the course's own.
-CHANGES = {**{step: about["change"] for step, about in published.LADDER.items()},
-           "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid"}
+CHANGES = {
+    **{step: about["change"] for step, about in published.LADDER.items()},
+    "transfer": "MobileNet 0.25 (ImageNet, frozen) + sigmoid",
+}
 
 # Each step against the one it builds on (or is compared with), as notebook 05 reads them.
 PAIRS = [("0", "1"), ("1", "2"), ("2", "2b"), ("2", "3"), ("3", "transfer")]
@@ -34,17 +62,27 @@ def summary(runs):
     """Per step, in order of first appearance: runs, mean, spread (standard deviation), min and
     max of validation accuracy, weights, median training images/s (notebook 05)."""
     if not runs:
-        raise ValueError("No ladder records to summarise: train at least one step first.")
+        raise ValueError(
+            "No ladder records to summarise: train at least one step first."
+        )
     rows = {}
     for step in dict.fromkeys(r["step"] for r in runs):
         mine = [r for r in runs if r["step"] == step]
         acc = [r["val_accuracy"] for r in mine]
-        rows[step] = {"runs": len(mine), "mean": statistics.mean(acc),
-                      "spread": statistics.stdev(acc) if len(acc) > 1 else 0.0,
-                      "min": min(acc), "max": max(acc), "params": mine[0]["params"],
-                      "images_per_s": statistics.median(r["images_per_s"] for r in mine),
-                      "of_blog": (statistics.median(map(share_of_blog, mine))
-                                  if all("epochs" in r for r in mine) else None)}
+        rows[step] = {
+            "runs": len(mine),
+            "mean": statistics.mean(acc),
+            "spread": statistics.stdev(acc) if len(acc) > 1 else 0.0,
+            "min": min(acc),
+            "max": max(acc),
+            "params": mine[0]["params"],
+            "images_per_s": statistics.median(r["images_per_s"] for r in mine),
+            "of_blog": (
+                statistics.median(map(share_of_blog, mine))
+                if all("epochs" in r for r in mine)
+                else None
+            ),
+        }
     return rows
 
 
@@ -60,7 +98,7 @@ def difference(a, b, level=0.95):
     va, vb = ((100 * r["spread"]) ** 2 / r["runs"] for r in (a, b))
     if va + vb == 0:
         return gain, (gain, gain)
-    df = (va + vb) ** 2 / (va ** 2 / (a["runs"] - 1) + vb ** 2 / (b["runs"] - 1))
+    df = (va + vb) ** 2 / (va**2 / (a["runs"] - 1) + vb**2 / (b["runs"] - 1))
     half = timing.t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
     return gain, (gain - half, gain + half)
 
@@ -94,8 +132,14 @@ def fisher_exact(a, n, b, m):
         return math.comb(n, k) * math.comb(m, both - k) / math.comb(n + m, both)
 
     seen = chance(a)
-    return min(1.0, sum(chance(k) for k in range(max(0, both - m), min(n, both) + 1)
-                        if chance(k) <= seen * (1 + 1e-9)))
+    return min(
+        1.0,
+        sum(
+            chance(k)
+            for k in range(max(0, both - m), min(n, both) + 1)
+            if chance(k) <= seen * (1 + 1e-9)
+        ),
+    )
 
 
 def by_setting(runs):
@@ -109,9 +153,15 @@ def by_setting(runs):
     rows = []
     for (machine, how), mine in groups.items():
         kept = [r["val_accuracy"] for r in mine if not collapsed(r)]
-        rows.append({"machine": machine, "setting": how, "runs": len(mine),
-                     "collapsed": sum(map(collapsed, mine)),
-                     "mean of the others": statistics.mean(kept) if kept else None})
+        rows.append(
+            {
+                "machine": machine,
+                "setting": how,
+                "runs": len(mine),
+                "collapsed": sum(map(collapsed, mine)),
+                "mean of the others": statistics.mean(kept) if kept else None,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -120,22 +170,32 @@ def compare_settings(base, other, level=0.05):
     with Fisher's exact test; then the accuracy of the runs that did not collapse, with its Welch
     interval (notebook 09)."""
     if len({r["hardware"] for r in [*base, *other]}) != 1:
-        raise ValueError("compare runs of one machine only: a CPU's kernels differ between "
-                         "machines.")
+        raise ValueError(
+            "compare runs of one machine only: a CPU's kernels differ between machines."
+        )
     (a, n), (b, m) = ((sum(map(collapsed, rs)), len(rs)) for rs in (other, base))
     p = fisher_exact(a, n, b, m)
-    told = "more often than" if p < level and a / n > b / m else (
-        "less often than" if p < level else "not told apart from")
-    lines = [f"{setting(other[0])}: collapsed in {a} of {n} runs, {setting(base[0])} in {b} of "
-             f"{m} (Fisher's exact test p = {p:.2f}): {told} {setting(base[0])}"]
+    told = (
+        "more often than"
+        if p < level and a / n > b / m
+        else ("less often than" if p < level else "not told apart from")
+    )
+    lines = [
+        f"{setting(other[0])}: collapsed in {a} of {n} runs, {setting(base[0])} in {b} of "
+        f"{m} (Fisher's exact test p = {p:.2f}): {told} {setting(base[0])}"
+    ]
     kept = [[r for r in rs if not collapsed(r)] for rs in (base, other)]
     if min(map(len, kept)) < 2:
-        return lines + ["accuracy not compared: fewer than 2 runs that did not collapse on a side"]
+        return lines + [
+            "accuracy not compared: fewer than 2 runs that did not collapse on a side"
+        ]
     rows = [summary(rs)[rs[0]["step"]] for rs in kept]
     gain, (low, high) = difference(*rows)
     held = "holds" if low <= 0 <= high else "does not hold"
-    return lines + [f"accuracy of the runs that did not collapse: {gain:+.1f} points (95 % "
-                    f"interval {low:+.1f} to {high:+.1f}): the accuracy {held}"]
+    return lines + [
+        f"accuracy of the runs that did not collapse: {gain:+.1f} points (95 % "
+        f"interval {low:+.1f} to {high:+.1f}): the accuracy {held}"
+    ]
 
 
 def verdicts(rows):
@@ -150,17 +210,28 @@ def verdicts(rows):
         verdict = "one seed: no interval"
         if interval is not None:
             is_real = interval[0] > 0 or interval[1] < 0
-            (real if is_real else unclear).append(f"{before} -> {after} ({gain:+.1f} points)")
+            (real if is_real else unclear).append(
+                f"{before} -> {after} ({gain:+.1f} points)"
+            )
             told = "real" if is_real else "not told apart from seed luck"
             verdict = f"95 % interval {interval[0]:+.1f} to {interval[1]:+.1f}: {told}"
         ours = published.LADDER_ACCURACY.get(before)
         theirs = published.LADDER_ACCURACY.get(after)
-        source = f"source {theirs - ours:+d} points" if ours and theirs else "not in the source"
-        lines.append(f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}")
+        source = (
+            f"source {theirs - ours:+d} points"
+            if ours and theirs
+            else "not in the source"
+        )
+        lines.append(
+            f"{before:>2} -> {after:<9} here {gain:+5.1f} points ({verdict}); {source}"
+        )
     if not real and not unclear:
         return [*lines, "No pair of steps with two or more seeds each: no finding."]
-    return [*lines, f"Real: {', '.join(real) or 'none'}. "
-                    f"Not told apart from seed luck: {', '.join(unclear) or 'none'}."]
+    return [
+        *lines,
+        f"Real: {', '.join(real) or 'none'}. "
+        f"Not told apart from seed luck: {', '.join(unclear) or 'none'}.",
+    ]
 
 
 def window_means(run, ends=(25, 50, 75, 100), width=5):
@@ -170,8 +241,10 @@ def window_means(run, ends=(25, 50, 75, 100), width=5):
     for end in ends:
         if end <= len(run["val_accuracy_per_epoch"]):
             part = slice(max(end - width, 0), end)
-            found[end] = tuple(100 * statistics.mean(run[key][part]) for key in
-                               ("train_accuracy_per_epoch", "val_accuracy_per_epoch"))
+            found[end] = tuple(
+                100 * statistics.mean(run[key][part])
+                for key in ("train_accuracy_per_epoch", "val_accuracy_per_epoch")
+            )
     return found
 
 
@@ -187,13 +260,16 @@ def longer_training(long_runs, short_rows, start=25):
         (train0, val0), (train1, val1) = means[start], means[run["epochs"]]
         tolerance = max(1.0, 100 * short_rows.get(run["step"], {}).get("spread", 0.0))
         change = val1 - val0
-        verdict = "rose" if change > tolerance else "fell" if change < -tolerance else "held"
+        verdict = (
+            "rose" if change > tolerance else "fell" if change < -tolerance else "held"
+        )
         best = max(range(run["epochs"]), key=run["val_accuracy_per_epoch"].__getitem__)
         lines.append(
             f"step {run['step']:<2}: validation {val0:.1f} % at {start} epochs, {val1:.1f} % at "
             f"{run['epochs']} ({change:+.1f} points: {verdict}, tolerance ±{tolerance:.1f}); "
             f"best {100 * run['val_accuracy_per_epoch'][best]:.1f} % at epoch {best + 1}; "
-            f"gap to training {train0 - val0:+.1f} -> {train1 - val1:+.1f} points")
+            f"gap to training {train0 - val0:+.1f} -> {train1 - val1:+.1f} points"
+        )
     return lines
 
 
@@ -202,12 +278,20 @@ def epochs_table(runs, ends=(25, 50, 75, 100)):
     share of the blog's training it had, as a DataFrame (notebook 05)."""
     import pandas as pd
 
-    return pd.DataFrame([{
-        "step": r["step"], "seed": r["seed"],
-        "training": f"1/{1 / share_of_blog(r):.0f} of the blog's",
-        **{f"epoch {end}": f"{val:.1f} % (train {train:.1f} %)"
-           for end, (train, val) in window_means(r, ends).items()},
-    } for r in runs])
+    return pd.DataFrame(
+        [
+            {
+                "step": r["step"],
+                "seed": r["seed"],
+                "training": f"1/{1 / share_of_blog(r):.0f} of the blog's",
+                **{
+                    f"epoch {end}": f"{val:.1f} % (train {train:.1f} %)"
+                    for end, (train, val) in window_means(r, ends).items()
+                },
+            }
+            for r in runs
+        ]
+    )
 
 
 def share_of_blog(run):
@@ -221,17 +305,28 @@ def table(rows, where="here"):
     "recorded") names the machine of the runs in the column names."""
     import pandas as pd
 
-    return pd.DataFrame([{
-        "step": step, "change": CHANGES[step],
-        f"val. acc. {where}": f"{100 * row['mean']:.1f} ± {100 * row['spread']:.1f} %",
-        "runs": row["runs"],
-        "source": f"{published.LADDER_ACCURACY[step]} %"
-        if step in published.LADDER_ACCURACY else "—",
-        "training": f"1/{1 / row['of_blog']:.0f} of the blog's" if row.get("of_blog") else "—",
-        "params": f"{row['params']:,}", f"img/s {where}": f"{row['images_per_s']:,.0f}",
-        "source V100": f"{published.LADDER_V100_SPEED[step]:,}"
-        if step in published.LADDER_V100_SPEED else "—",
-    } for step, row in rows.items()])
+    return pd.DataFrame(
+        [
+            {
+                "step": step,
+                "change": CHANGES[step],
+                f"val. acc. {where}": f"{100 * row['mean']:.1f} ± {100 * row['spread']:.1f} %",
+                "runs": row["runs"],
+                "source": f"{published.LADDER_ACCURACY[step]} %"
+                if step in published.LADDER_ACCURACY
+                else "—",
+                "training": f"1/{1 / row['of_blog']:.0f} of the blog's"
+                if row.get("of_blog")
+                else "—",
+                "params": f"{row['params']:,}",
+                f"img/s {where}": f"{row['images_per_s']:,.0f}",
+                "source V100": f"{published.LADDER_V100_SPEED[step]:,}"
+                if step in published.LADDER_V100_SPEED
+                else "—",
+            }
+            for step, row in rows.items()
+        ]
+    )
 
 
 # The tutorial's 8,000 / 2,000 photos: 3 seeds per step, 25 one-pass epochs (1/32 of the blog's
@@ -251,7 +346,9 @@ def build(step, seed=None):
         return models.cats_dogs_transfer(seed=seed)
 
     mixed = keras.config.dtype_policy().name.startswith("mixed")
-    return models.cats_dogs_net(step, seed=seed, output_dtype="float32" if mixed else None)
+    return models.cats_dogs_net(
+        step, seed=seed, output_dtype="float32" if mixed else None
+    )
 
 
 def datasets(image_size, s, root=None):
@@ -264,8 +361,10 @@ def datasets(image_size, s, root=None):
 def _pipelines(profile, image_size, batch, train, val, root):
     from . import data
 
-    return tuple(data.cats_dogs(split, image_size, batch, limit=limit, root=root)
-                 for split, limit in (("train", train), ("validation", val)))
+    return tuple(
+        data.cats_dogs(split, image_size, batch, limit=limit, root=root)
+        for split, limit in (("train", train), ("validation", val))
+    )
 
 
 # Written from notebooks/05_cats_dogs_improvements.ipynb by `make pages`: change it there.
@@ -301,7 +400,9 @@ def record(step, seed, model, epochs, pipelines):
     train_ds, val_ds = pipelines
     machine = results.machine()
     return {
-        "step": step, "change": CHANGES[step], "seed": seed,
+        "step": step,
+        "change": CHANGES[step],
+        "seed": seed,
         "val_accuracy": epochs[-1]["val_accuracy"] if epochs else None,
         "train_accuracy": epochs[-1]["accuracy"] if epochs else None,
         "val_accuracy_per_epoch": [e["val_accuracy"] for e in epochs],
@@ -310,20 +411,31 @@ def record(step, seed, model, epochs, pipelines):
         "nonfinite_weights_per_epoch": [e.get("nonfinite_weights") for e in epochs],
         "params": model.count_params(),
         "images_per_s": statistics.median(rates[1:] or rates) if rates else None,
-        "images_per_s_per_epoch": rates, "epochs": len(epochs),
+        "images_per_s_per_epoch": rates,
+        "epochs": len(epochs),
         "wall_s": sum(e["epoch_s"] for e in epochs),
-        "batch": training.batch_size_of(train_ds), "image_size": model.input_shape[1],
-        "train_images": train_ds.num_examples, "val_images": val_ds.num_examples,
-        "dtype": keras.config.dtype_policy().name, "profile": config.profile(),
-        "date": results.now(), "hardware": machine["hardware"], "versions": machine["versions"],
+        "batch": training.batch_size_of(train_ds),
+        "image_size": model.input_shape[1],
+        "train_images": train_ds.num_examples,
+        "val_images": val_ds.num_examples,
+        "dtype": keras.config.dtype_policy().name,
+        "profile": config.profile(),
+        "date": results.now(),
+        "hardware": machine["hardware"],
+        "versions": machine["versions"],
         "cpu_simd": machine["details"]["cpu"]["simd"],
-        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),  # None: the CPU's widest
+        # None: the CPU's widest
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
     }
 
 
 def results_file(name="cats_dogs_ladder"):
     """A new file for this run: results/, or build/results/ in smoke (notebook 05)."""
-    folder = config.BUILD_DIR / "results" if config.profile() == "smoke" else config.RESULTS_DIR
+    folder = (
+        config.BUILD_DIR / "results"
+        if config.profile() == "smoke"
+        else config.RESULTS_DIR
+    )
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     return folder / f"{name}_{config.profile()}_{stamp}.json"
 
@@ -331,17 +443,28 @@ def results_file(name="cats_dogs_ladder"):
 def save(runs, path, command="notebooks/05_cats_dogs_improvements.ipynb"):
     """Write the records with their summary, the machine, date and command (notebook 05)."""
 
-    return results.write_json(path, {
-        "command": command, "profile": config.profile(), "date": results.now(),
-        "machine": results.machine()["details"], "summary": summary(runs),
-        "records": runs})
+    return results.write_json(
+        path,
+        {
+            "command": command,
+            "profile": config.profile(),
+            "date": results.now(),
+            "machine": results.machine()["details"],
+            "summary": summary(runs),
+            "records": runs,
+        },
+    )
 
 
 def load_runs(folder):
     """Every finished run recorded in `folder`, in ladder order, then by seed (notebook 05)."""
     order = list(CHANGES)
-    runs = [json.loads(p.read_text()) for p in sorted(Path(folder).glob("step-*_seed-*.json"))]
+    runs = [
+        json.loads(p.read_text())
+        for p in sorted(Path(folder).glob("step-*_seed-*.json"))
+    ]
     return sorted(runs, key=lambda r: (order.index(r["step"]), r["seed"]))
+
 
 TRANSFER = "cats_dogs_transfer"  # the name notebook 03 saves its fine-tuned transfer model under
 
@@ -354,8 +477,12 @@ def model_path(name="cats_dogs_original"):
 def trained_cats_dogs():
     """Notebook 04's saved model for this profile, else step 0 trained now, saved (notebook 06)."""
     s = config.settings("cats_dogs")
-    return _saved_or_trained(model_path(), "04", f"the original net for {s.epochs} epochs",
-                             lambda: train("0", config.SEED, s)[0])
+    return _saved_or_trained(
+        model_path(),
+        "04",
+        f"the original net for {s.epochs} epochs",
+        lambda: train("0", config.SEED, s)[0],
+    )
 
 
 def _saved_or_trained(path, notebook, what, train):
@@ -367,8 +494,10 @@ def _saved_or_trained(path, notebook, what, train):
     if path.exists():
         print(f"Loaded {data.shown(path)}")
         return keras.saving.load_model(path)
-    print(f"{data.shown(path)} is missing (run notebook {notebook} for it); training {what} "
-          "instead.")
+    print(
+        f"{data.shown(path)} is missing (run notebook {notebook} for it); training {what} "
+        "instead."
+    )
     model = train()
     training.save_model(model, path)
     return model
@@ -382,15 +511,22 @@ def train_transfer(s):
 
     config.set_seed()
     base = models.imagenet_base(s.base, s.image_size)
-    train = data.cats_dogs("train", image_size=s.image_size, batch_size=s.batch, limit=s.train)
+    train = data.cats_dogs(
+        "train", image_size=s.image_size, batch_size=s.batch, limit=s.train
+    )
     features, labels = models.extract_features(base, train)
     head = models.classifier_head(features.shape[1:], len(train.class_names))
-    head.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    head.compile(
+        optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"]
+    )
     head.fit(features, labels, epochs=s.head_epochs, batch_size=s.batch, verbose=0)
     models.unfreeze_top_third(base)
     model = keras.Sequential([base, head], name="fine_tuned")
-    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-4),
+        loss="sparse_categorical_crossentropy",
+        metrics=["accuracy"],
+    )
     model.fit(train, epochs=s.finetune_epochs, shuffle=False, verbose=0)
     return model
 
@@ -399,5 +535,9 @@ def trained_transfer():
     """Notebook 03's saved transfer model, else `train_transfer` now, saved (notebook 06)."""
     s = config.settings("transfer")
     return _saved_or_trained(
-        model_path(TRANSFER), "03", f"notebook 03's transfer model (epochs: head "
-        f"{s.head_epochs}, fine-tuning {s.finetune_epochs})", lambda: train_transfer(s))
+        model_path(TRANSFER),
+        "03",
+        f"notebook 03's transfer model (epochs: head "
+        f"{s.head_epochs}, fine-tuning {s.finetune_epochs})",
+        lambda: train_transfer(s),
+    )

@@ -15,10 +15,27 @@ from . import config, hardware, published
 from .published import GPU_DATASHEETS
 from .timing import SAME_WITHIN, first_and_median, wait_for
 
-__all__ = ["FASTER_NOW", "balance_verdict", "cache_bytes", "copy_bandwidth",
-           "datasheet_balance_points", "from_survey", "limits", "matmul_flops", "measured",
-           "measured_bandwidth", "measured_peak", "probe", "published_peak", "published_roofs",
-           "roof_in_rounds", "roofs", "save_limits", "speed_now", "supported_dtypes"]
+__all__ = [
+    "FASTER_NOW",
+    "balance_verdict",
+    "cache_bytes",
+    "copy_bandwidth",
+    "datasheet_balance_points",
+    "from_survey",
+    "limits",
+    "matmul_flops",
+    "measured",
+    "measured_bandwidth",
+    "measured_peak",
+    "probe",
+    "published_peak",
+    "published_roofs",
+    "roof_in_rounds",
+    "roofs",
+    "save_limits",
+    "speed_now",
+    "supported_dtypes",
+]
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
@@ -63,16 +80,25 @@ def datasheet_balance_points(reference=None, gpus=None):
     rows = []
     for name in gpus or GPU_DATASHEETS:
         sheet = GPU_DATASHEETS[name]
-        point = {dtype: tflops * 1e12 / (sheet["bandwidth_gbs"] * 1e9)
-                 for dtype, tflops in sheet["tflops"].items()}
+        point = {
+            dtype: tflops * 1e12 / (sheet["bandwidth_gbs"] * 1e9)
+            for dtype, tflops in sheet["tflops"].items()
+        }
         half = max(point.get("float16", 0), point.get("bfloat16", 0))
-        row = {"GPU (datasheet)": name, "memory GB/s": sheet["bandwidth_gbs"],
-               "float32": round(point["float32"]),
-               "TF32": round(point["tf32"]) if "tf32" in point else "none",
-               "16-bit": round(half)}
-        for key, value in (("float32", point["float32"]), ("16-bit", half)) if reference else ():
+        row = {
+            "GPU (datasheet)": name,
+            "memory GB/s": sheet["bandwidth_gbs"],
+            "float32": round(point["float32"]),
+            "TF32": round(point["tf32"]) if "tf32" in point else "none",
+            "16-bit": round(half),
+        }
+        for key, value in (
+            (("float32", point["float32"]), ("16-bit", half)) if reference else ()
+        ):
             ratio = value / reference
-            row[f"{key} / this CPU's float32"] = f"{ratio:.1f}x: {balance_verdict(ratio)}"
+            row[f"{key} / this CPU's float32"] = (
+                f"{ratio:.1f}x: {balance_verdict(ratio)}"
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -81,12 +107,17 @@ def supported_dtypes(device):
     """float32, and bfloat16/float16 where the hardware has them (notebook 00)."""
     backend = keras.backend.backend()
     support = hardware.mixed_precision_support(
-        hardware.cpu_info(), hardware.tensorflow_devices() if backend == "tensorflow" else [])
+        hardware.cpu_info(),
+        hardware.tensorflow_devices() if backend == "tensorflow" else [],
+    )
     if device.startswith("cpu"):
         return ["float32"] + (["bfloat16"] if support["cpu_bfloat16"] else [])
     jax_gpu = backend == "jax"  # JAX only runs on GPUs recent enough for both
-    return (["float32"] + (["float16"] if support["gpu_float16_tensor_cores"] or jax_gpu else [])
-            + (["bfloat16"] if support["gpu_bfloat16"] or jax_gpu else []))
+    return (
+        ["float32"]
+        + (["float16"] if support["gpu_float16_tensor_cores"] or jax_gpu else [])
+        + (["bfloat16"] if support["gpu_bfloat16"] or jax_gpu else [])
+    )
 
 
 # speed_now outside this band: slower or faster than 00 measured it (the course's 10 % "same")
@@ -107,11 +138,14 @@ def cache_bytes(device="cpu:0"):
         try:
             size, level, kind, shared = (
                 (cache / name).read_text().strip()
-                for name in ("size", "level", "type", "shared_cpu_list"))
+                for name in ("size", "level", "type", "shared_cpu_list")
+            )
         except OSError:
             continue
         if kind != "Instruction" and size:
-            found[(level, kind, shared)] = int(size.rstrip("KMG")) * units.get(size[-1], 1)
+            found[(level, kind, shared)] = int(size.rstrip("KMG")) * units.get(
+                size[-1], 1
+            )
     return sum(found.values()) or None
 
 
@@ -144,7 +178,12 @@ def measured_peak(device="cpu:0", dtype="float32", sizes=None, tries=5, stored=N
                 _PEAKS[key] = {"flops_per_s": rate, "n": n, "dtype": dtype}
     best = _stored_best(stored, device, dtype)
     if best > _PEAKS[key]["flops_per_s"]:  # notebook 00 saw this machine faster
-        return {"flops_per_s": best, "n": _PEAKS[key]["n"], "dtype": dtype, "stored": True}
+        return {
+            "flops_per_s": best,
+            "n": _PEAKS[key]["n"],
+            "dtype": dtype,
+            "stored": True,
+        }
     return dict(_PEAKS[key])
 
 
@@ -156,8 +195,9 @@ def measured_bandwidth(device="cpu:0", megabytes=256, tries=3, stored=None):
     `measured_peak`: the roofline's memory roof (notebook 08)."""
     key = (device, megabytes)
     for _ in range(1 if key in _BANDWIDTHS else tries):
-        _BANDWIDTHS[key] = max(_BANDWIDTHS.get(key, 0.0),
-                               copy_bandwidth(megabytes, device, repeats=3))
+        _BANDWIDTHS[key] = max(
+            _BANDWIDTHS.get(key, 0.0), copy_bandwidth(megabytes, device, repeats=3)
+        )
     return max(_BANDWIDTHS[key], _stored_best(stored, device, "bytes"))
 
 
@@ -175,12 +215,20 @@ def limits(path=None):
     else:
         print("Notebook 00 has not run here: measuring this machine's limits now.")
     s = config.settings("matmul")
-    found = {"matmul_gflops": {
-        f"{d} {t}": (list(s.sizes), [matmul_flops(n, t, d, s.repeats) / 1e9 for n in s.sizes])
-        for d in hardware.devices() for t in supported_dtypes(d)},
-        "bandwidth_gbs": {d: copy_bandwidth(s.copy_mb, d, s.repeats) / 1e9
-                          for d in hardware.devices()},
-        "hardware": hardware.describe()}
+    found = {
+        "matmul_gflops": {
+            f"{d} {t}": (
+                list(s.sizes),
+                [matmul_flops(n, t, d, s.repeats) / 1e9 for n in s.sizes],
+            )
+            for d in hardware.devices()
+            for t in supported_dtypes(d)
+        },
+        "bandwidth_gbs": {
+            d: copy_bandwidth(s.copy_mb, d, s.repeats) / 1e9 for d in hardware.devices()
+        },
+        "hardware": hardware.describe(),
+    }
     save_limits(found, path)
     return {**found, "measured_now": True}  # speed_now then compares with seconds ago
 
@@ -192,13 +240,19 @@ def save_limits(found, path=None):
     path = path or config.BUILD_DIR / "limits.json"
     old = json.loads(path.read_text()) if path.exists() else {}
     kept, lines = [], found["matmul_gflops"]
-    if old.get("hardware", {}).get("cpu", {}).get("model") == found["hardware"]["cpu"]["model"]:
+    if (
+        old.get("hardware", {}).get("cpu", {}).get("model")
+        == found["hardware"]["cpu"]["model"]
+    ):
         for label, line in old["matmul_gflops"].items():
             if label in lines and max(line[1]) > max(lines[label][1]):
                 lines[label], kept = line, [*kept, label]
         for device, gbs in old["bandwidth_gbs"].items():
             if gbs > found["bandwidth_gbs"].get(device, gbs):
-                found["bandwidth_gbs"][device], kept = gbs, [*kept, f"{device} bandwidth"]
+                found["bandwidth_gbs"][device], kept = (
+                    gbs,
+                    [*kept, f"{device} bandwidth"],
+                )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(found, indent=1))
     return kept
@@ -216,26 +270,38 @@ def speed_now(stored, device="cpu:0", dtype="float32", tries=3):
     that says whether other work is sharing the machine; it changes nothing else: pass the
     same limits as `stored=` to `measured` for roofs that never fall below them (07-11)."""
     best = max(stored["matmul_gflops"][f"{device} {dtype}"][1]) * 1e9
-    now = max(matmul_flops(_fastest_size(stored, device, dtype), dtype, device, 1)
-              for _ in range(tries))
+    now = max(
+        matmul_flops(_fastest_size(stored, device, dtype), dtype, device, 1)
+        for _ in range(tries)
+    )
     share, fresh = now / best, stored.get("measured_now", False)
     head = f"This machine is running at {100 * share:.0f} % of the speed " + (
-        "measured a moment ago (notebook 00 has not run here): " if fresh
-        else "notebook 00 measured: ")
+        "measured a moment ago (notebook 00 has not run here): "
+        if fresh
+        else "notebook 00 measured: "
+    )
     shown = round(share, 2)  # judged as printed
     if shown < SLOWER_NOW:
-        line = head + ("consistent with other work sharing it: speeds below can be lower than "
-                       "this machine can do.")
+        line = head + (
+            "consistent with other work sharing it: speeds below can be lower than "
+            "this machine can do."
+        )
     elif shown > FASTER_NOW:
-        line = head + ("consistent with that run sharing the machine more; the roofs below use "
-                       "today's faster figure.")
+        line = head + (
+            "consistent with that run sharing the machine more; the roofs below use "
+            "today's faster figure."
+        )
     elif fresh:
-        line = head + ("about as fast (within 10 %), which says nothing about other work: "
-                       "both ran now. Run notebook 00 on a quiet machine for roofs to compare "
-                       "with.")
+        line = head + (
+            "about as fast (within 10 %), which says nothing about other work: "
+            "both ran now. Run notebook 00 on a quiet machine for roofs to compare "
+            "with."
+        )
     else:
-        line = head + ("about as fast as then (within 10 %): as free as then, or as busy (if "
-                       "00 ran beside other work, both are low).")
+        line = head + (
+            "about as fast as then (within 10 %): as free as then, or as busy (if "
+            "00 ran beside other work, both are low)."
+        )
     return share, line
 
 
@@ -243,7 +309,9 @@ def probe(stored=None, device="cpu:0", dtype="float32"):
     """A roof probe for an alternation's work: a call that multiplies two matrices in `dtype` on
     `device`, of the size at which `stored` limits (notebook 00's) ran fastest (else 1,024 on a
     CPU, 2,048 on a GPU), and the GFLOP of one call, its `units` (notebooks 07 and 09)."""
-    n = _fastest_size(stored, device, dtype) or (1024 if device.startswith("cpu") else 2048)
+    n = _fastest_size(stored, device, dtype) or (
+        1024 if device.startswith("cpu") else 2048
+    )
     with keras.device(device):
         a = keras.random.normal((n, n), dtype=dtype, seed=1)
         b = keras.random.normal((n, n), dtype=dtype, seed=2)
@@ -259,31 +327,48 @@ def roof_in_rounds(gflops, stored=None, device="cpu:0", dtype="float32"):
     """One line on a probe's GFLOP/s in an alternation's rounds: the median, the slowest and
     fastest round, and the median as a share of `stored` limits' best, where they hold one."""
     best, mid = _stored_best(stored, device, dtype) / 1e9, statistics.median(gflops)
-    said = (f"the {dtype} multiply on {device}, timed in the same rounds: {mid:,.0f} GFLOP/s "
-            f"(median; rounds {min(gflops):,.0f}-{max(gflops):,.0f})")
+    said = (
+        f"the {dtype} multiply on {device}, timed in the same rounds: {mid:,.0f} GFLOP/s "
+        f"(median; rounds {min(gflops):,.0f}-{max(gflops):,.0f})"
+    )
     if best:
         said += f", {100 * mid / best:.0f} % of the best " + (
-            "measured at this notebook's start" if stored.get("measured_now")
-            else "notebook 00 stored")
+            "measured at this notebook's start"
+            if stored.get("measured_now")
+            else "notebook 00 stored"
+        )
     return said
 
 
 def roofs(name, bytes_per_s, flops_per_s, source, kind="measured"):
     """One device's roofs: bytes/s, FLOP/s per number format, source, kind (notebook 00)."""
     if bytes_per_s <= 0 or not flops_per_s or min(flops_per_s.values()) <= 0:
-        raise ValueError(f"{name}: a roofline needs a positive bandwidth and at least one "
-                         f"positive peak, got {bytes_per_s} B/s and {flops_per_s}.")
-    return {"name": name, "source": source, "kind": kind, "bytes_per_s": bytes_per_s,
-            "flops_per_s": dict(flops_per_s)}
+        raise ValueError(
+            f"{name}: a roofline needs a positive bandwidth and at least one "
+            f"positive peak, got {bytes_per_s} B/s and {flops_per_s}."
+        )
+    return {
+        "name": name,
+        "source": source,
+        "kind": kind,
+        "bytes_per_s": bytes_per_s,
+        "flops_per_s": dict(flops_per_s),
+    }
 
 
 def measured(device="cpu:0", sizes=None, megabytes=256, stored=None):
     """This machine's roofs on `device`, measured now, or `stored` limits' where those are
     faster: measured_peak per supported format and measured_bandwidth (notebook 08)."""
-    flops = {dtype: measured_peak(device, dtype, sizes, stored=stored)["flops_per_s"]
-             for dtype in supported_dtypes(device)}
-    return roofs(device, measured_bandwidth(device, megabytes, stored=stored), flops,
-                 "measured here")
+    flops = {
+        dtype: measured_peak(device, dtype, sizes, stored=stored)["flops_per_s"]
+        for dtype in supported_dtypes(device)
+    }
+    return roofs(
+        device,
+        measured_bandwidth(device, megabytes, stored=stored),
+        flops,
+        "measured here",
+    )
 
 
 def from_survey(survey, bandwidth_gbs):
@@ -293,8 +378,10 @@ def from_survey(survey, bandwidth_gbs):
     for label, (_, gflops) in survey.items():
         device, dtype = label.split()
         found.setdefault(device, {})[dtype] = max(gflops) * 1e9
-    return [roofs(device, bandwidth_gbs[device] * 1e9, flops, "measured here")
-            for device, flops in found.items()]
+    return [
+        roofs(device, bandwidth_gbs[device] * 1e9, flops, "measured here")
+        for device, flops in found.items()
+    ]
 
 
 def published_roofs(gpus=("V100", "T4", "A100", "H200")):
@@ -303,8 +390,13 @@ def published_roofs(gpus=("V100", "T4", "A100", "H200")):
     found = []
     for name in gpus:
         sheet = published.GPU_DATASHEETS[name]
-        flops = {("16-bit" if dtype in ("float16", "bfloat16") else dtype): tflops * 1e12
-                 for dtype, tflops in sheet["tflops"].items()}
-        found.append(roofs(name, sheet["bandwidth_gbs"] * 1e9, flops, sheet["source"],
-                           "published"))
+        flops = {
+            ("16-bit" if dtype in ("float16", "bfloat16") else dtype): tflops * 1e12
+            for dtype, tflops in sheet["tflops"].items()
+        }
+        found.append(
+            roofs(
+                name, sheet["bandwidth_gbs"] * 1e9, flops, sheet["source"], "published"
+            )
+        )
     return found

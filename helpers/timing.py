@@ -18,20 +18,38 @@ import psutil
 
 from .hardware import nvidia_smi_gpus
 
-__all__ = ["SAME_WITHIN", "Throughput", "Utilization", "alternate", "first_and_median",
-           "interval", "ratio", "read_profile", "step_ops", "step_stats", "t_quantile",
-           "time_fit", "timed_block", "wait_for"]
+__all__ = [
+    "SAME_WITHIN",
+    "Throughput",
+    "Utilization",
+    "alternate",
+    "first_and_median",
+    "interval",
+    "ratio",
+    "read_profile",
+    "step_ops",
+    "step_stats",
+    "t_quantile",
+    "time_fit",
+    "timed_block",
+    "wait_for",
+]
 
-SAME_WITHIN = 0.10  # two speeds whose whole interval lies within 10 % either way are "the same"
+# two speeds whose whole interval lies within 10 % either way are "the same"
+SAME_WITHIN = 0.10
 
 
 def t_quantile(p, df):
     """The p-quantile of Student's t with `df` (maybe fractional) degrees of freedom, from its
     density summed on a fine grid: the standard library has no t distribution (notebook 05)."""
     t = np.linspace(0.0, 1000.0, 1_000_001)
-    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-    density = scale * (1 + t ** 2 / df) ** (-(df + 1) / 2)
-    cdf = 0.5 + np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(t))])
+    scale = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(
+        df * math.pi
+    )
+    density = scale * (1 + t**2 / df) ** (-(df + 1) / 2)
+    cdf = 0.5 + np.concatenate(
+        [[0.0], np.cumsum((density[1:] + density[:-1]) / 2 * np.diff(t))]
+    )
     return float(np.interp(p, cdf, t))
 
 
@@ -104,7 +122,9 @@ def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  # @save
     )
     return dict(verdict=kind, ratio=mid, low=low, high=high, spread=spread, text=text)
 
-NOT_RUN = ("Const", "Placeholder")  # graph nodes that hold a constant or an input: no work a step
+
+# graph nodes that hold a constant or an input: no work a step
+NOT_RUN = ("Const", "Placeholder")
 
 
 # Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
@@ -125,7 +145,9 @@ def wait_for(x):  # @save
 def step_stats(seconds):
     """Median, p10 and p90 of step times (s) and their spread (p90 - p10) / median (notebook 08)."""
     median = statistics.median(seconds)
-    p10, p90 = statistics.quantiles(seconds, n=10)[::8] if len(seconds) >= 3 else (median,) * 2
+    p10, p90 = (
+        statistics.quantiles(seconds, n=10)[::8] if len(seconds) >= 3 else (median,) * 2
+    )
     return {"median": median, "p10": p10, "p90": p90, "spread": (p90 - p10) / median}
 
 
@@ -135,8 +157,10 @@ def step_ops(model, x, y):
     optimizer's update, the loss metric), constants and inputs left out; counted as traced,
     before TensorFlow's graph optimizer (Grappler) folds or fuses any (notebook 08)."""
     if keras.backend.backend() != "tensorflow":
-        raise ValueError("step_ops counts TensorFlow's graph; the Keras backend is "
-                         f"{keras.backend.backend()}.")
+        raise ValueError(
+            "step_ops counts TensorFlow's graph; the Keras backend is "
+            f"{keras.backend.backend()}."
+        )
     import tensorflow as tf
 
     if not model.optimizer.built:  # Adam's moments exist before the step is traced
@@ -188,9 +212,16 @@ class Throughput(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         wall, steps = self.clock.wall_s(), self.clock.steps
         rate = self.clock.images_per_s(self.batch_size)
-        self.epochs.append({"epoch": epoch + 1, "wall_s": wall, "steps": len(steps),
-                            "images_per_s": rate, "first_step_s": steps[0] if steps else None,
-                            "step_s": list(steps)})
+        self.epochs.append(
+            {
+                "epoch": epoch + 1,
+                "wall_s": wall,
+                "steps": len(steps),
+                "images_per_s": rate,
+                "first_step_s": steps[0] if steps else None,
+                "step_s": list(steps),
+            }
+        )
         if self.to_logs and logs is not None:
             logs.update(images_per_s=rate, epoch_s=wall)
 
@@ -209,7 +240,8 @@ def time_fit(model, data, batch_size, steps, warmup):
     else:
         given = {"x": data, "steps_per_epoch": needed + 1}
     model.fit(**given, shuffle=False, verbose=0, callbacks=[clock])
-    intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]  # no start-up step
+    # no start-up step
+    intervals = [t for epoch in clock.epochs for t in epoch["step_s"][1:]]
     return intervals[warmup:needed]
 
 
@@ -228,14 +260,21 @@ class Utilization:
         # A sample a few ms after the one before (the last one, at the end) can read above the
         # whole machine: the OS counts CPU time in ticks of about 10 ms. Capped at 100 %.
         share = self._process.cpu_percent() / (psutil.cpu_count() or 1)
-        entry = {"t": time.perf_counter() - self.start, "cpu_pct": psutil.cpu_percent(),
-                 "process_pct": min(share, 100.0)}
+        entry = {
+            "t": time.perf_counter() - self.start,
+            "cpu_pct": psutil.cpu_percent(),
+            "process_pct": min(share, 100.0),
+        }
         if self._with_gpus:
             for i, g in enumerate(nvidia_smi_gpus()):
                 entry[f"gpu{i}_memory_mb"] = g["memory_used_mb"]
-                for key, column in (("utilization_pct", "pct"), ("power_w", "power_w"),
-                                    ("temperature_c", "temperature_c")):
-                    if g[key] is not None:  # "[N/A]": a MIG slice reports no utilisation
+                for key, column in (
+                    ("utilization_pct", "pct"),
+                    ("power_w", "power_w"),
+                    ("temperature_c", "temperature_c"),
+                ):
+                    # "[N/A]": a MIG slice reports no utilisation
+                    if g[key] is not None:
                         entry[f"gpu{i}_{column}"] = g[key]
         self.samples.append(entry)
 
@@ -287,8 +326,10 @@ def read_profile(logdir):
 
     found = sorted(Path(logdir).glob("**/plugins/profile/*/*.xplane.pb"))
     if not found:
-        raise FileNotFoundError(f"No profile under {logdir}: train with keras.callbacks."
-                                "TensorBoard(log_dir, profile_batch=(first, last)) first.")
+        raise FileNotFoundError(
+            f"No profile under {logdir}: train with keras.callbacks."
+            "TensorBoard(log_dir, profile_batch=(first, last)) first."
+        )
     space = xplane_pb2.XSpace.FromString(found[-1].read_bytes())
     host = next(p for p in space.planes if p.name.startswith("/host:CPU"))
     names = {key: meta.name for key, meta in host.event_metadata.items()}
@@ -303,9 +344,15 @@ def read_profile(logdir):
                 steps, step_ms = steps + 1, step_ms + ms
             elif name == "IteratorGetNextOp::DoCompute":
                 wait_ms += ms
-            elif line.name.startswith("tf_Compute") and ":" in name and "::" not in name:
+            elif (
+                line.name.startswith("tf_Compute") and ":" in name and "::" not in name
+            ):
                 ops[name.rsplit(":", 1)[-1]] += ms  # "scope/op:OpType" -> OpType
-    return {"steps": steps, "step_ms": step_ms,
-            "waiting_share": wait_ms / step_ms if step_ms else math.nan,
-            "input_busy_ms": _busy_ms(input_spans), "top_ops_ms": dict(ops.most_common(8)),
-            "ops_ms": dict(ops)}
+    return {
+        "steps": steps,
+        "step_ms": step_ms,
+        "waiting_share": wait_ms / step_ms if step_ms else math.nan,
+        "input_busy_ms": _busy_ms(input_spans),
+        "top_ops_ms": dict(ops.most_common(8)),
+        "ops_ms": dict(ops),
+    }

@@ -18,9 +18,23 @@ from . import config
 from .images import plural
 from .timing import Throughput
 
-__all__ = ["FiniteCheck", "Run", "all_reduce_time", "backup_dir", "batch_size_of", "fit",
-           "fit_alpha_beta", "folder", "kill", "nonfinite", "predicted_efficiency", "ring_bytes",
-           "save_model", "wait", "weight_difference"]
+__all__ = [
+    "FiniteCheck",
+    "Run",
+    "all_reduce_time",
+    "backup_dir",
+    "batch_size_of",
+    "fit",
+    "fit_alpha_beta",
+    "folder",
+    "kill",
+    "nonfinite",
+    "predicted_efficiency",
+    "ring_bytes",
+    "save_model",
+    "wait",
+    "weight_difference",
+]
 
 
 def backup_dir(name):
@@ -50,18 +64,28 @@ class FiniteCheck(keras.callbacks.Callback):
         logs["nonfinite_weights"] = weights
         loss = logs.get("loss", 0.0)
         if weights or state or not math.isfinite(loss):
-            self.problem = (f"Training stopped after epoch {epoch + 1}: {plural(weights, 'weight')}"
-                            f" and {plural(state, 'optimizer value')} NaN or infinite (loss "
-                            f"{loss:.4g}). The "
-                            "network's output is no longer a function of its input. Lower the "
-                            "learning rate, or train in float32 to see whether a 16-bit kernel "
-                            "caused it: on a CPU with AMX, mixed_bfloat16 can turn weights NaN "
-                            "at random (notebook 09, section 3).")
+            self.problem = (
+                f"Training stopped after epoch {epoch + 1}: {plural(weights, 'weight')}"
+                f" and {plural(state, 'optimizer value')} NaN or infinite (loss "
+                f"{loss:.4g}). The "
+                "network's output is no longer a function of its input. Lower the "
+                "learning rate, or train in float32 to see whether a 16-bit kernel "
+                "caused it: on a CPU with AMX, mixed_bfloat16 can turn weights NaN "
+                "at random (notebook 09, section 3)."
+            )
             self.model.stop_training = True
 
 
-def fit(model, train, validation=None, epochs=1, name=None, callbacks=(), verbose="auto",
-        on_nonfinite="raise"):
+def fit(
+    model,
+    train,
+    validation=None,
+    epochs=1,
+    name=None,
+    callbacks=(),
+    verbose="auto",
+    on_nonfinite="raise",
+):
     """`model.fit` with a Throughput timer that adds `images_per_s` and `epoch_s` to each
     epoch's logs, a FiniteCheck (a NaN or infinite weight stops the run: "raise" a
     FloatingPointError that says so, or "stop" and return what was trained) and, with a
@@ -75,18 +99,27 @@ def fit(model, train, validation=None, epochs=1, name=None, callbacks=(), verbos
     if name:
         # double_checkpoint keeps the previous epoch's files: a backup cut off mid-write
         # (a killed kernel) is replaced by the one before it instead of failing the resume.
-        extra.append(keras.callbacks.BackupAndRestore(str(backup_dir(name)),
-                                                      delete_checkpoint=True,
-                                                      double_checkpoint=True))
+        extra.append(
+            keras.callbacks.BackupAndRestore(
+                str(backup_dir(name)), delete_checkpoint=True, double_checkpoint=True
+            )
+        )
     try:
         # our loaders shuffle already; shuffle=False also avoids Keras' tf.data warning
-        history = model.fit(train, validation_data=validation, epochs=epochs, callbacks=extra,
-                            shuffle=False, verbose=verbose)
+        history = model.fit(
+            train,
+            validation_data=validation,
+            epochs=epochs,
+            callbacks=extra,
+            shuffle=False,
+            verbose=verbose,
+        )
     except Exception as e:
         if "ResourceExhausted" in type(e).__name__ or "out of memory" in str(e).lower():
             raise MemoryError(
                 f"Out of memory while training with batch size {batch_size}. "
-                f"Try batch size {max(1, batch_size // 2)} (or a smaller image size).") from e
+                f"Try batch size {max(1, batch_size // 2)} (or a smaller image size)."
+            ) from e
         raise
     if check.problem and on_nonfinite == "raise":
         raise FloatingPointError(check.problem)
@@ -134,8 +167,11 @@ class Run:
 
     def report(self, index):
         """The lines worker `index` printed itself ("worker 0: ..."), without TensorFlow's."""
-        return "\n".join(line for line in self.log(index).splitlines()
-                         if line.startswith(f"worker {index}:"))
+        return "\n".join(
+            line
+            for line in self.log(index).splitlines()
+            if line.startswith(f"worker {index}:")
+        )
 
     def progress(self, index):
         """The progress lines worker `index` has written so far ("epoch 1 end", ...)."""
@@ -163,8 +199,11 @@ def wait(run, timeout=600, kill_at=None, grace=30):
     (notebook 10)."""
     deadline, killed_at = time.monotonic() + timeout, None
     while any(p.poll() is None for p in run.processes):
-        if kill_at and killed_at is None and (
-                f"epoch {kill_at[1] + 1} start" in run.progress(kill_at[0])):
+        if (
+            kill_at
+            and killed_at is None
+            and (f"epoch {kill_at[1] + 1} start" in run.progress(kill_at[0]))
+        ):
             kill(run, kill_at[0])
             killed_at = time.monotonic()
         late = killed_at is not None and time.monotonic() > killed_at + grace
@@ -172,29 +211,42 @@ def wait(run, timeout=600, kill_at=None, grace=30):
             for index in range(len(run.processes)):
                 kill(run, index)
         if time.monotonic() > deadline:
-            raise TimeoutError(f"The workers of {run.name!r} ran past {timeout} s; "
-                               f"last lines of worker 0:\n{run.log(0, last=15)}")
+            raise TimeoutError(
+                f"The workers of {run.name!r} ran past {timeout} s; "
+                f"last lines of worker 0:\n{run.log(0, last=15)}"
+            )
         time.sleep(0.02)
     if kill_at and killed_at is None:
-        raise RuntimeError(f"Worker {kill_at[0]} finished before epoch {kill_at[1] + 1} "
-                           "began, so nothing was killed: train for more epochs.")
+        raise RuntimeError(
+            f"Worker {kill_at[0]} finished before epoch {kill_at[1] + 1} "
+            "began, so nothing was killed: train for more epochs."
+        )
     for index, process in enumerate(run.processes):
         if process.returncode == 0:
-            run.results[index] = json.loads((run.path / f"result_{index}.json").read_text())
+            run.results[index] = json.loads(
+                (run.path / f"result_{index}.json").read_text()
+            )
         elif not kill_at:
-            raise RuntimeError(f"Worker {index} of {run.name!r} failed (exit code "
-                               f"{process.returncode}); last lines of its log:\n"
-                               f"{run.log(index, last=15)}")
+            raise RuntimeError(
+                f"Worker {index} of {run.name!r} failed (exit code "
+                f"{process.returncode}); last lines of its log:\n"
+                f"{run.log(index, last=15)}"
+            )
     return run
 
 
 def weight_difference(run):
     """Largest absolute difference between any worker's weights and worker 0's (notebook 10)."""
     if len(run.results) < 2:
-        raise ValueError("Comparing weights needs a finished run with two or more workers.")
+        raise ValueError(
+            "Comparing weights needs a finished run with two or more workers."
+        )
     first = run.weights(0)
-    return max(float(np.max(np.abs(a - b))) if a.size else 0.0
-               for index in list(run.results)[1:] for a, b in zip(first, run.weights(index)))
+    return max(
+        float(np.max(np.abs(a - b))) if a.size else 0.0
+        for index in list(run.results)[1:]
+        for a, b in zip(first, run.weights(index))
+    )
 
 
 def ring_bytes(size, workers):
@@ -237,6 +289,8 @@ def predicted_efficiency(step, all_reduce):
     seconds (the same per-worker batch) and adds an all-reduce of `all_reduce` seconds that
     nothing overlaps: step / (step + all_reduce) (notebook 10)."""
     if step <= 0 or all_reduce < 0:
-        raise ValueError(f"A step takes positive seconds and an all-reduce 0 or more: "
-                         f"{step}, {all_reduce}.")
+        raise ValueError(
+            f"A step takes positive seconds and an all-reduce 0 or more: "
+            f"{step}, {all_reduce}."
+        )
     return step / (step + all_reduce)
