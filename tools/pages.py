@@ -1,8 +1,9 @@
 """`make pages`: d2l's `#@save` idea, spelled `# @save` as `ruff format` writes comments.
-A top-level `def` or `class` that a notebook writes out with `# @save` on its first line is
-the one source of that code: this command copies it, word for word, over the definition of
-the same name in helpers/, under a comment naming the notebook. `--check` changes nothing
-and lists what differs (tests/test_pages.py runs it).
+A top-level `def` or `class` that a notebook writes out with `# @save` on its signature
+(the first line, or any line of one that ruff wrapped) is the one source of that code: this
+command copies it, word for word, over the definition of the same name in helpers/, under a
+comment naming the notebook. `--check` changes nothing and lists what differs
+(tests/test_pages.py runs it).
 
     python -m tools.pages            write every marked definition into its helper
     python -m tools.pages --check    exit 1 and say which helper differs from its page
