@@ -258,19 +258,28 @@ def need_memory(nbytes, what):
 
 
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
-def image_pipeline(paths, labels, size, batch_size, shuffle=False, seed=config.SEED,  # @save
-                   parallel=True, cache=True, prefetch=True, repeat=False):
+def decoded(paths, labels, size, parallel=True, cache=True):  # @save
     if cache:  # 3 bytes a pixel
-        need_memory(len(paths) * size**2 * 3, f"caching {len(paths):,} pictures of {size} px")
+        need = len(paths) * size**2 * 3
+        need_memory(need, f"caching {len(paths):,} pictures of {size} px")
     calls = tf.data.AUTOTUNE if parallel else None  # AUTOTUNE: as many as help
+
     def load(path, label):  # decoded and resized; rounded to uint8 for the cache
         return tf.cast(tf.round(read_picture(path, (size, size))), tf.uint8), label
 
     ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
     ds = ds.map(load, num_parallel_calls=calls)
-    ds = ds.cache() if cache else ds
-    ds = ds.shuffle(len(paths), seed=seed) if shuffle else ds
-    ds = ds.batch(batch_size, drop_remainder=repeat).map(lambda x, y: (tf.cast(x, tf.float32), y))
+    return ds.cache() if cache else ds
+
+
+# Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
+def image_pipeline(  # @save
+    paths, labels, size, batch_size, shuffle=False, repeat=False, prefetch=True, **parts
+):
+    ds = decoded(paths, labels, size, **parts)  # parallel=, cache=
+    ds = ds.shuffle(len(paths), seed=config.SEED) if shuffle else ds
+    ds = ds.batch(batch_size, drop_remainder=repeat)
+    ds = ds.map(lambda x, y: (tf.cast(x, tf.float32), y))  # float32 pixels, 0..255
     ds = ds.repeat() if repeat else ds  # endless, for benchmarks: whole batches only
     return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
@@ -552,31 +561,33 @@ def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
 def keras2_picture(path, size, augment=False, seed=None):  # @save
     with Image.open(path) as picture:  # decoded in Python, one picture at a time
-        image = np.asarray(picture.convert("RGB").resize((size, size), Image.NEAREST), "float32")
+        rgb = picture.convert("RGB").resize((size, size), Image.NEAREST)
+    image = np.asarray(rgb, "float32")
     if not augment:
         return image
     rng = np.random.default_rng(seed)  # one seed, one draw: the same in every worker
-    shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)  # Keras 2.1.3 on: degrees
+    # Keras 2.1.3 on: degrees
+    shear = rng.uniform(-models.SHEAR_DEGREES, models.SHEAR_DEGREES)
     zoom = rng.uniform(1 - models.ZOOM_RANGE, 1 + models.ZOOM_RANGE, 2)  # height, width
     return keras2_transform(image, shear, zoom, flip=rng.random() < 0.5)
 
 
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
 class PillowBatches(keras.utils.PyDataset):  # @save
-    def __init__(self, paths, labels, size, batch_size, augment=True, repeat=1, **kwargs):
-        super().__init__(**kwargs)  # workers=, use_multiprocessing=: Keras 3 took them off fit
+    def __init__(self, paths, labels, size, batch_size, augment=True, repeat=1, **kw):
+        super().__init__(**kw)  # workers=, use_multiprocessing= (Keras 3: not on fit)
         if not 1 <= batch_size <= len(paths):
-            raise ValueError(f"batch_size must be 1..{len(paths)} (the pictures), not {batch_size}")
-        self.paths, self.labels = list(paths) * repeat, np.float32(list(labels) * repeat)
+            raise ValueError(f"batch_size must be 1..{len(paths)}, not {batch_size}")
+        self.paths, self.labels = list(paths) * repeat, list(labels) * repeat
         self.size, self.batch_size, self.augment = size, batch_size, augment
 
-    def __len__(self):  # batches: whole ones only
+    def __len__(self):  # whole batches only
         return len(self.paths) // self.batch_size
 
-    def __getitem__(self, index):  # batch number `index`: pictures index * batch_size, ...
+    def __getitem__(self, index):  # batch `index`: pictures index * batch_size, ...
         batch = range(index * self.batch_size, (index + 1) * self.batch_size)
-        x = np.stack([keras2_picture(self.paths[i], self.size, self.augment, i) for i in batch])
-        return x, self.labels[batch]
+        x = [keras2_picture(self.paths[i], self.size, self.augment, i) for i in batch]
+        return np.stack(x), np.float32([self.labels[i] for i in batch])
 
 
 def load_pictures(paths, image_size):

@@ -777,3 +777,16 @@ def test_a_batch_is_the_same_whichever_worker_makes_it_and_each_pass_draws_anew(
     assert not np.array_equal(loader[0][0], loader[2][0]) and np.array_equal(
         loader[0][1], loader[2][1]
     )
+
+
+def test_the_python_loader_makes_whole_labelled_batches_and_refuses_a_bad_batch_size():
+    # notebook 07's PillowBatches: batch `index` holds pictures index * batch_size, ...
+    paths, labels, _ = data.cats_dogs_files("train", limit=6)
+    loader = data.PillowBatches(paths, labels, 32, 4, augment=False, repeat=2)
+    assert len(loader) == 3  # 12 pictures: three whole batches of 4
+    x, y = loader[1]
+    assert x.shape == (4, 32, 32, 3) and x.dtype == "float32"
+    assert y.dtype == "float32" and list(y) == (list(labels) * 2)[4:8]
+    for wrong in (0, 7):
+        with pytest.raises(ValueError, match=f"batch_size must be 1..6, not {wrong}"):
+            data.PillowBatches(paths, labels, 32, wrong)
