@@ -13,20 +13,25 @@ def saved_model(model, path, batch=None):  # @save
     archive = keras.export.ExportArchive()
     archive.track(model)
     spec = tf.TensorSpec((batch, *model.input_shape[1:]), tf.float32)  # None: any batch
-    archive.add_endpoint("serve", lambda x: model(x, training=False), input_signature=[spec])
+    archive.add_endpoint(
+        "serve", lambda x: model(x, training=False), input_signature=[spec]
+    )
     archive.write_out(str(path), verbose=False)
 
 
 # Written from notebooks/11_inference_and_edge.ipynb by `make pages`: change it there.
 def to_tflite(saved_model_dir, quantize=None, calibration=None):  # @save
-    if quantize not in (None, "dynamic", "int8") or (quantize == "int8" and calibration is None):
-        raise ValueError("quantize must be None, 'dynamic' or 'int8' (int8 with calibration "
-                         f"pictures); got {quantize!r}.")
+    known = quantize in (None, "dynamic", "int8")
+    if not known or (quantize == "int8" and calibration is None):
+        raise ValueError(
+            "quantize must be None, 'dynamic' or 'int8' (int8 with calibration "
+            f"pictures); got {quantize!r}."
+        )
     converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model_dir))
     if quantize:  # both: the weights stored as 8-bit integers
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    if quantize == "int8":  # every tensor too, its range learned from the calibration pictures
-        converter.representative_dataset = lambda: ([picture[None]] for picture in calibration)
+    if quantize == "int8":  # every tensor too, its range learned from the calibration
+        converter.representative_dataset = lambda: ([p[None]] for p in calibration)
         converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         converter.inference_input_type = converter.inference_output_type = tf.uint8
     return converter.convert()
@@ -37,9 +42,12 @@ def load_tflite(path, xnnpack=True):  # @save
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:  # Colab has no LiteRT: TensorFlow's own interpreter
-        Interpreter, OpResolverType = tf.lite.Interpreter, tf.lite.experimental.OpResolverType
+        Interpreter = tf.lite.Interpreter
+        OpResolverType = tf.lite.experimental.OpResolverType
     kernels = "AUTO" if xnnpack else "BUILTIN_WITHOUT_DEFAULT_DELEGATES"  # XNNPACK off
-    interpreter = Interpreter(model_path=str(path),
-                              experimental_op_resolver_type=OpResolverType[kernels])
+    resolver = OpResolverType[kernels]
+    interpreter = Interpreter(
+        model_path=str(path), experimental_op_resolver_type=resolver
+    )
     interpreter.allocate_tensors()
     return interpreter

@@ -29,6 +29,7 @@ ON_THE_PAGE = (
     "load_tflite",
     "run_tflite",
     "delegated",
+    "tensor_bytes",
     "census",
     "top5",
     "zoo_classifiers",
@@ -59,7 +60,8 @@ def page_functions():
     cells = nbformat.read(
         config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4
     ).cells
-    exec(next(c.source for c in cells if c.source.startswith("ZOO_URL = ")), namespace)
+    for pins in ("ZOO_URL = ", "ZOO = "):  # the address, then the files' checksums
+        exec(next(c.source for c in cells if c.source.startswith(pins)), namespace)
     for name in ON_THE_PAGE:
         exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
     return SimpleNamespace(
