@@ -8,11 +8,28 @@ from keras import layers
 
 from . import config, published
 
-__all__ = ["BASES", "MODELS", "SHEAR_DEGREES", "ZOOM_RANGE", "augmentation", "build",
-           "cats_dogs_deep", "cats_dogs_net", "cats_dogs_transfer", "cifar10_net",
-           "classifier_head", "extract_features", "frozen_base", "imagenet_base",
-           "ladder_layers", "ladder_net", "mnist_cnn", "sentiment_net", "text_lstm",
-           "unfreeze_top_third"]
+__all__ = [
+    "BASES",
+    "MODELS",
+    "SHEAR_DEGREES",
+    "ZOOM_RANGE",
+    "augmentation",
+    "build",
+    "cats_dogs_deep",
+    "cats_dogs_net",
+    "cats_dogs_transfer",
+    "cifar10_net",
+    "classifier_head",
+    "extract_features",
+    "frozen_base",
+    "imagenet_base",
+    "ladder_layers",
+    "ladder_net",
+    "mnist_cnn",
+    "sentiment_net",
+    "text_lstm",
+    "unfreeze_top_third",
+]
 
 
 # Written from notebooks/01_cnn_basics_mnist.ipynb by `make pages`: change it there.
@@ -78,44 +95,62 @@ def cats_dogs_net(step="0", seed=None, output_dtype=None, **changes):
     """A step of the blog's cat/dog ladder (published.LADDER), keywords overriding its settings
     (notebooks 04, 05); output_dtype="float32" keeps the sigmoid float32 (notebook 09)."""
     if str(step) not in published.LADDER:
-        raise KeyError(f"Unknown ladder step {step!r}; choose one of "
-                       f"{', '.join(published.LADDER)}.")
+        raise KeyError(
+            f"Unknown ladder step {step!r}; choose one of "
+            f"{', '.join(published.LADDER)}."
+        )
     settings = {k: v for k, v in published.LADDER[str(step)].items() if k != "change"}
     unknown = set(changes) - set(settings)
     if unknown:
-        raise TypeError(f"cats_dogs_net() got unknown settings {sorted(unknown)}; "
-                        f"a step can change {', '.join(settings)}.")
+        raise TypeError(
+            f"cats_dogs_net() got unknown settings {sorted(unknown)}; "
+            f"a step can change {', '.join(settings)}."
+        )
     cfg = {**settings, **changes}
     size, smallest = cfg["image_size"], 1
     for _ in cfg["filters"]:  # each Conv2D(3x3) + MaxPool(2) needs 2 * size + 2 pixels
         smallest = 2 * smallest + 2
     if size < smallest:
-        raise ValueError(f"image_size={size} is too small for ladder step {step}: its "
-                         f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px.")
-    return ladder_net(output_dtype=output_dtype, name=f"cats_dogs_step_{step}", seed=seed,
-                      image_size=size, filters=cfg["filters"], dropout=cfg["dropout"],
-                      augment=cfg["augment"])
+        raise ValueError(
+            f"image_size={size} is too small for ladder step {step}: its "
+            f"{len(cfg['filters'])} conv+pool pairs need at least {smallest} px."
+        )
+    return ladder_net(
+        output_dtype=output_dtype,
+        name=f"cats_dogs_step_{step}",
+        seed=seed,
+        image_size=size,
+        filters=cfg["filters"],
+        dropout=cfg["dropout"],
+        augment=cfg["augment"],
+    )
 
 
 def cats_dogs_transfer(image_size=128, seed=None):
     """The ladder's transfer step: the embedded MobileNet, frozen, and a sigmoid (notebook 05)."""
     base = keras.applications.MobileNet(
-        input_shape=(image_size, image_size, 3), alpha=0.25, include_top=False,
-        weights=str(_weights("mobilenet_0.25")))
+        input_shape=(image_size, image_size, 3),
+        alpha=0.25,
+        include_top=False,
+        weights=str(_weights("mobilenet_0.25")),
+    )
     base.trainable = False  # its BatchNorm layers then stay in inference mode too
-    return keras.Sequential([
-        keras.Input((image_size, image_size, 3)),
-        layers.Rescaling(1 / 127.5, offset=-1),
-        base,
-        layers.GlobalAveragePooling2D(),
-        layers.Dropout(0.2, seed=seed),
-        layers.Dense(1, activation="sigmoid"),
-    ], name=f"cats_dogs_transfer_{image_size}px")
+    return keras.Sequential(
+        [
+            keras.Input((image_size, image_size, 3)),
+            layers.Rescaling(1 / 127.5, offset=-1),
+            base,
+            layers.GlobalAveragePooling2D(),
+            layers.Dropout(0.2, seed=seed),
+            layers.Dense(1, activation="sigmoid"),
+        ],
+        name=f"cats_dogs_transfer_{image_size}px",
+    )
 
 
 # Written from notebooks/08_cpu_vs_gpu.ipynb by `make pages`: change it there.
 def cifar10_net(crop=24):  # @save
-    return keras.Sequential([
+    stack = [
         keras.Input((crop, crop, 3)),  # the tutorial's 24 x 24 crops, 0..255 pixels
         layers.Rescaling(1 / 255),
         layers.Conv2D(64, 5, padding="same", activation="relu"),
@@ -126,7 +161,8 @@ def cifar10_net(crop=24):  # @save
         layers.Dense(384, activation="relu"),
         layers.Dense(192, activation="relu"),
         layers.Dense(10, activation="softmax"),
-    ], name="cifar10_net")
+    ]
+    return keras.Sequential(stack, name="cifar10_net")
 
 
 # Written from notebooks/08_cpu_vs_gpu.ipynb by `make pages`: change it there.
@@ -179,8 +215,11 @@ def sentiment_net(  # @save
 
 # name: (Keras application, its input preprocessing, constructor arguments)
 BASES = {
-    "mobilenet_0.25": (keras.applications.MobileNet, keras.applications.mobilenet.preprocess_input,
-                       {"alpha": 0.25}),
+    "mobilenet_0.25": (
+        keras.applications.MobileNet,
+        keras.applications.mobilenet.preprocess_input,
+        {"alpha": 0.25},
+    ),
     "vgg16": (keras.applications.VGG16, keras.applications.vgg16.preprocess_input, {}),
 }
 
@@ -210,8 +249,10 @@ def imagenet_base(name="mobilenet_0.25", image_size=160):
     except Exception as e:  # no network, or a download that failed its checksum
         if weights != "imagenet":
             raise
-        print(f"Notice: no {name} ImageNet weights ({str(e)[:160]}); "
-              "using the embedded MobileNet (alpha 0.25) instead.")
+        print(
+            f"Notice: no {name} ImageNet weights ({str(e)[:160]}); "
+            "using the embedded MobileNet (alpha 0.25) instead."
+        )
         return imagenet_base("mobilenet_0.25", image_size)
 
 
@@ -264,7 +305,9 @@ MODELS = {
 
 def _check(name, choices, what):
     if name not in choices:
-        raise ValueError(f"Unknown {what} {name!r}; choose one of {', '.join(choices)}.")
+        raise ValueError(
+            f"Unknown {what} {name!r}; choose one of {', '.join(choices)}."
+        )
 
 
 def build(name, augment=True, jit_compile="auto"):
