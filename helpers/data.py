@@ -1,15 +1,10 @@
-"""The course's data: datasets as tf.data pipelines from the sample or the `full` sets (class
-folders, the cat/dog splits, CIFAR-10, MNIST, the text sets), built from the files images.py
-passes; and the Keras 2 way of feeding pictures, in Keras 3: a PyDataset of Pillow pictures in
-Keras 2's units (notebook 07)."""
+"""The course's data as tf.data pipelines: pictures from the files folders.py lists and
+images.py passes (decoded in parallel, cached, batched), the cat/dog splits, CIFAR-10, MNIST and
+the text sets; and the Keras 2 way of feeding pictures, in Keras 3: a PyDataset of Pillow
+pictures in Keras 2's units (notebook 07)."""
 
 import gzip
 import math
-import os
-import random
-import re
-import unicodedata
-from collections import Counter, defaultdict
 from pathlib import Path
 
 import keras
@@ -18,243 +13,40 @@ import psutil
 import tensorflow as tf
 from PIL import Image
 
-from . import config, images, models
+from . import config, models
 from .config import sample_path, source
-from .images import (
-    check_image,
-    check_images,
-    is_hidden,
-    plural,
-    printable,
-    read_picture,
-    unused_line,
-)
+from .folders import cats_dogs_files, labelled_files
+from .images import check_image, read_picture
 
-__all__ = ["PillowBatches", "cats_dogs", "cats_dogs_files", "cifar10", "data_folder",
-           "image_pipeline", "imdb", "keras2_picture", "keras2_transform", "labelled_files",
-           "load_pictures", "mnist", "mnist_arrays", "need_memory", "picture_digests",
-           "read_cifar_bin", "read_idx", "read_text", "sample_pictures", "shakespeare", "shown"]
-
-# Split folder names of a cat/dog folder: the tutorial's, or the course sample's.
-CATS_DOGS_SPLITS = {"train": ("training_set", "train"), "validation": ("test_set", "validation")}
-# The tutorial's sizes per class: 4,000 training and 1,000 validation pictures (`full`).
-TUTORIAL_PER_CLASS = {"train": 4000, "validation": 1000}
-# Words in a class folder's name that say which animal it holds (any case), in English, German,
-# French, Italian, Spanish, Portuguese, Dutch, the Scandinavian languages, Polish, Czech, Turkish,
-# Finnish and Hungarian: label 0 is the cats' folder, label 1 the dogs' (p(dog), notebook 04).
-ANIMAL_WORDS = {
-    "cat": {"cat", "cats", "kitten", "kittens", "katze", "katzen", "kater", "chat", "chats",
-            "gatto", "gatti", "gato", "gatos", "kat", "katten", "katt", "katter", "katte", "kot",
-            "koty", "kočka", "kočky", "kedi", "kediler", "kissa", "kissat", "macska", "macskák"},
-    "dog": {"dog", "dogs", "puppy", "puppies", "hund", "hunde", "hunder", "chien", "chiens",
-            "cane", "cani", "perro", "perros", "cão", "cães", "cachorro", "cachorros", "hond",
-            "honden", "pies", "psy", "pes", "psi", "köpek", "köpekler", "koira", "koirat",
-            "kutya", "kutyák"},
-}
-
-
-def _class_names(folder):
-    return sorted(p.name for p in Path(folder).iterdir() if p.is_dir() and not is_hidden(p.name))
-
-
-def shown(path):
-    """A path relative to the course folder when inside it, printable (notebook 04)."""
-    path = Path(path)  # the folder resolved, not the file: a link loop must not stop a report
-    try:
-        path = (Path(os.path.realpath(path.parent)) / path.name).relative_to(config.ROOT)
-    except ValueError:
-        pass
-    return printable(path.as_posix())
-
-
-def _examples(groups, root, most=3):
-    """Up to `most` groups of paths as 'a = b; c = d', relative to `root`."""
-    text = "; ".join(" = ".join(printable(Path(p).relative_to(root)) for p in group)
-                     for group in groups[:most])
-    return text + ("; ..." if len(groups) > most else "")
-
-
-def _checked(root, classes=None):
-    """(classes, their ImageReports) of the class folders of `root`, in label order (sorted
-    names unless `classes` is given); an error without two."""
-    classes = classes or _class_names(root)
-    if len(classes) < 2:
-        raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
-                         f"found {classes or 'none'}.")
-    for name in classes:
-        folder = Path(root) / name
-        if folder.is_dir() and not os.access(folder, os.R_OK | os.X_OK):
-            raise ValueError(f"Class folder {shown(folder)} cannot be read: permission denied. "
-                             f"Give yourself access (chmod u+rx '{shown(folder)}') or move it "
-                             "out of the data folder.")
-    return classes, [check_images(Path(root) / name, root) for name in classes]
-
-
-def _one_class_per_name(root, folders):
-    """(class names, {folder: label}): folders whose names differ only in case or in how an
-    accent is stored (Horse/ and horse/) are one class, named by the first; says so."""
-    same = defaultdict(list)
-    for name in folders:
-        same[unicodedata.normalize("NFC", name).casefold()].append(name)
-    for names in same.values():
-        if len(names) > 1:
-            print(f"{shown(root)}: {' and '.join(f'{n}/' for n in names)} differ only in upper "
-                  f"and lower case (or in how an accent is stored): read as one class, "
-                  f"'{names[0]}'. To keep them apart, give them different names.")
-    if len(same) < 2:
-        raise ValueError(f"{root} needs one sub-folder per class (e.g. cats/, dogs/); found "
-                         f"{folders}, one class.")
-    label_of = {name: label for label, names in enumerate(same.values()) for name in names}
-    return [names[0] for names in same.values()], label_of
-
-
-def _read_classes(root, classes=None):
-    """(paths, labels, classes, digests, what the check did) of the usable pictures in class
-    folders; prints every file and folder not used, and why."""
-    folders, reports = _checked(root, classes)
-    classes, label_of = _one_class_per_name(root, folders)
-    paths, labels, digests = [], [], {}
-    for name, report in zip(folders, reports):
-        label = label_of[name]
-        for path, why in report.bad:
-            print(f"Skipped {shown(path)}: {why}")
-        if report.unused or report.hidden:
-            print(f"{shown(root / name)}: {unused_line(report.unused, report.hidden)}")
-        large = [(path, re.search(r"(\d+x\d+) pixels.*(1/\d+) scale", note).groups())
-                 for path, note in report.notes if "above the limit" in note]
-        if large:
-            print(f"{shown(root / name)}: {plural(len(large), 'picture')} above the limit of "
-                  f"{images.MAX_PIXELS:,} pixels, decoded at a reduced scale to stay under it: "
-                  + ", ".join(f"{printable(p.name)} ({size} at {scale})"
-                              for p, (size, scale) in large[:3]) + ", ..." * (len(large) > 3))
-        other = [(p, n) for p, n in report.notes if "above the limit" not in n]
-        if other:  # every note the check made on a kept picture, said where it is kept
-            print(f"{shown(root / name)}: {plural(len(other), 'picture')} used with a note: "
-                  + "; ".join(f"{printable(p.name)} ({n})" for p, n in other[:3])
-                  + "; ..." * (len(other) > 3))
-        paths += [str(p) for p in report.good]
-        labels += [label] * len(report.good)
-        digests.update({str(p): d for p, d in report.digests.items()})
-    for label, name in enumerate(classes):
-        if label not in labels:
-            raise ValueError(f"Class folder {root / name} has no usable images.")
-    outside = sorted(p.name + "/" * p.is_dir() for p in root.iterdir() if p.name not in folders)
-    if outside:
-        print(f"{shown(root)}: not used: {', '.join(outside[:5])}{', ...' * (len(outside) > 5)} "
-              "(outside the class folders, or hidden); a picture is read only inside its "
-              "class folder")
-    skipped, decoded = sum(len(r.bad) for r in reports), sum(r.decoded for r in reports)
-    checked = len(paths) + skipped
-    stats = (f"{skipped} skipped; checked {checked} files in {sum(r.seconds for r in reports):.1f}"
-             f" s ({decoded} decoded, {checked - decoded} unchanged since their last check)")
-    return paths, labels, classes, digests, stats
-
-
-def _name_duplicates(root, paths, labels, digests):
-    """Print the pictures stored more than once (equal pixels, whatever the bytes): copies in
-    one class are all used; a picture in two classes has one wrong label."""
-    same = defaultdict(list)
-    for path, label in zip(paths, labels):
-        same[digests[path]].append((path, label))
-    groups = [group for group in same.values() if len(group) > 1]
-    clashing = [[p for p, _ in g] for g in groups if len({y for _, y in g}) > 1]
-    copies = [[p for p, _ in g] for g in groups if len({y for _, y in g}) == 1]
-    if copies:
-        print(f"{shown(root)}: {plural(len(copies), 'picture')} stored more than once in one "
-              f"class (the same pixels; each copy is used): {_examples(copies, root)}")
-    if clashing:
-        print(f"{shown(root)}: {plural(len(clashing), 'picture')} in two classes at once, so "
-              f"one copy has the wrong label (both are used; delete the wrong one): "
-              f"{_examples(clashing, root)}")
-
-
-def _balanced(order, labels, limit):
-    """The first pictures of `order`, at most `limit` in all, as evenly spread over the classes
-    as their sizes allow (a small class gives its share to the others)."""
-    mine = defaultdict(list)
-    for i in order:
-        mine[labels[i]].append(i)
-    take, left = {}, limit
-    for n, label in enumerate(sorted(mine, key=lambda y: len(mine[y]))):
-        take[label] = min(len(mine[label]), left // (len(mine) - n))
-        left -= take[label]
-    kept = {i for label, ids in mine.items() for i in ids[:take[label]]}
-    return [i for i in order if i in kept]
-
-
-def _count_line(root, classes, labels, order, meanings, stats, limit=None, before=None):
-    """'<root>: N images in K classes (label 0 = cats/ (cat): 50 of 700, ...), <stats>'."""
-    counts, had = Counter(labels[i] for i in order), Counter(labels[i] for i in before or order)
-    per_class = ", ".join(
-        f"label {y} = {name}/{f' ({meanings[y]})' if meanings else ''}: {counts[y]}"
-        + (f" of {had[y]}" if counts[y] < had[y] else "") for y, name in enumerate(classes))
-    kept = f"limit={limit} kept up to an even share per class; " if before != order else ""
-    return (f"{shown(root)}: {len(order)} images in {len(classes)} classes ({per_class}), "
-            f"{kept}{stats}")
-
-
-def labelled_files(root, limit=None, seed=config.SEED, training=None, classes=None,
-                   meanings=None):
-    """(paths, labels, class_names) of the usable images in class folders, shuffled by `seed`,
-    at most `limit` (an even share per class where the folders allow); prints the label of each
-    class folder, the counts and every file not used (notebook 04). `classes`: the folder names in
-    label order (default: sorted), `meanings` beside them. `training`: {digest: path} of training
-    pictures, left out here (they would flatter the accuracy)."""
-    root = data_folder(root)
-    paths, labels, classes, digests, stats = _read_classes(root, classes)
-    _name_duplicates(root, paths, labels, digests)
-    both = [p for p in paths if digests[p] in (training or {})]
-    if both:
-        print(f"{shown(root)}: not used: {plural(len(both), 'picture')} also among the "
-              "training pictures, which would flatter the accuracy measured here: "
-              + "; ".join(f"{printable(Path(p).relative_to(root))} = "
-                          f"{shown(training[digests[p]])}" for p in both[:3])
-              + "; ..." * (len(both) > 3))
-    dropped = set(both)
-    order = [i for i, p in enumerate(paths) if p not in dropped]
-    _none_left(root, classes, labels, order, "are all copies of training pictures, left out")
-    random.Random(seed).shuffle(order)
-    every, order = order, _balanced(order, labels, limit) if limit else order
-    _none_left(root, classes, labels, order, f"were all left out by limit={limit}, fewer than "
-               "the classes: give limit= at least one picture per class")
-    print(_count_line(root, classes, labels, order, meanings, stats, limit, every))
-    return [paths[i] for i in order], [labels[i] for i in order], classes
-
-
-def _none_left(root, classes, labels, order, why):
-    """Refuse, naming the class folders, when a removal left a class without pictures."""
-    empty = sorted(set(range(len(classes))) - {labels[i] for i in order})
-    if empty:
-        names = ", ".join(f"{shown(root / classes[y])}/" for y in empty)
-        raise ValueError(f"No pictures left in {names}: its usable pictures {why}. A network "
-                         "cannot learn a class it never sees, nor be measured on one.")
-
-
-def picture_digests(root):
-    """{path: digest of what the picture shows (size, pixels, orientation)} of every usable
-    picture in the class folders of `root`, from the check's cache (notebook 12): two files
-    with one digest are copies of one picture, whatever their bytes."""
-    return _digests(data_folder(root))
-
-
-def _digests(root, classes=None):
-    """{path: digest} of the usable pictures of class folders (cached checks; says if it
-    checked files now)."""
-    _, reports = _checked(root, classes)
-    decoded = sum(r.decoded for r in reports)
-    if decoded:
-        print(f"{shown(root)}: checked {decoded} files in {sum(r.seconds for r in reports):.1f} s "
-              "to find copies of them among the validation pictures")
-    return {str(p): d for r in reports for p, d in r.digests.items()}
+__all__ = [
+    "PillowBatches",
+    "cats_dogs",
+    "cifar10",
+    "image_pipeline",
+    "imdb",
+    "keras2_picture",
+    "keras2_transform",
+    "load_pictures",
+    "mnist",
+    "mnist_arrays",
+    "need_memory",
+    "read_cifar_bin",
+    "read_idx",
+    "read_text",
+    "sample_pictures",
+    "shakespeare",
+]
 
 
 def need_memory(nbytes, what):
     """Refuse a job needing over 80 % of the free memory, before it starts (notebook 07)."""
     free = psutil.virtual_memory().available
     if nbytes > 0.8 * free:
-        raise MemoryError(f"{what} needs {nbytes / 1e6:,.0f} MB of memory and {free / 1e6:,.0f} MB "
-                          "are free: use a smaller image size or fewer pictures (limit=), or "
-                          "close other programs.")
+        raise MemoryError(
+            f"{what} needs {nbytes / 1e6:,.0f} MB of memory and {free / 1e6:,.0f} MB "
+            "are free: use a smaller image size or fewer pictures (limit=), or "
+            "close other programs."
+        )
 
 
 # Written from notebooks/07_input_pipeline.ipynb by `make pages`: change it there.
@@ -284,143 +76,11 @@ def image_pipeline(  # @save
     return ds.prefetch(tf.data.AUTOTUNE) if prefetch else ds
 
 
-def data_folder(root):
-    """`root` as a folder to read pictures from, `~` expanded; a clear error when it is none: a
-    path that does not exist (with the nearest folder that does), a .zip not yet extracted, a
-    file."""
-    root = Path(os.path.expanduser(os.fspath(root)))
-    if root.is_dir():
-        return root
-    if root.is_file():
-        if root.suffix.lower() in (".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"):
-            raise NotADirectoryError(
-                f"{shown(root)} is an archive, not a folder: extract it first (python -m "
-                f"zipfile -e '{shown(root)}' '{shown(root.with_suffix(''))}' for a .zip), then "
-                "give the extracted folder.")
-        raise NotADirectoryError(f"{shown(root)} is a file, not a folder of pictures.")
-    parent = next((p for p in root.parents if p.is_dir()), None)
-    near = ""
-    if parent is not None:
-        names = sorted(p.name for p in parent.iterdir() if p.is_dir() and not is_hidden(p.name))
-        near = (f" The nearest folder that exists is {shown(parent)}"
-                + (f", which holds {', '.join(n + '/' for n in names[:8])}" if names else "")
-                + ".")
-    raise FileNotFoundError(f"{shown(root)} does not exist.{near} Check the spelling.")
-
-
-def _split_folder(root, split):
-    """The folder of one split in a cat/dog folder: training_set/test_set or train/validation."""
-    root = data_folder(root)
-    for name in CATS_DOGS_SPLITS[split]:
-        if (root / name).is_dir():
-            return root / name
-    names = " or ".join(f"{name}/" for name in CATS_DOGS_SPLITS[split])
-    classes = [n.casefold() for n in _class_names(root)]
-    if {"cat", "dog"} <= set(classes) or {"cats", "dogs"} <= set(classes):
-        hint = (" It holds the classes themselves, without a split (as Kaggle's PetImages/ "
-                "does): use COURSE_PROFILE=full, whose reader splits PetImages/ as the tutorial "
-                "did, or make the tutorial's split (README: 'Your own copy of the tutorial's "
-                "cat/dog photos').")
-    else:
-        below = [p for p in sorted(root.iterdir()) if p.is_dir()
-                 and any((p / n).is_dir() for n in CATS_DOGS_SPLITS[split])]
-        hint = (f" The split is one level down: use {shown(below[0])}." if below else "")
-    raise FileNotFoundError(
-        f"{shown(root)} has no {names} folder for the {split} pictures.{hint} A cat/dog folder "
-        "holds training_set/ and test_set/ (the tutorial's layout) or train/ and validation/, "
-        "each with one sub-folder per class (cats/, dogs/).")
-
-
-def _animal(name):
-    """'cat' or 'dog' when a folder's name says so in one of ANIMAL_WORDS' languages, else None."""
-    words = set(re.findall(r"[^\W\d_]+", unicodedata.normalize("NFC", name).casefold()))
-    found = [animal for animal, known in ANIMAL_WORDS.items() if words & known]
-    return found[0] if len(found) == 1 else None
-
-
-def _cats_then_dogs(folders):
-    """The two class folders of each split, the cats' first (label 0) and the dogs' (label 1),
-    decided from their names; refuses, naming every folder, where it cannot tell. A cat/dog
-    network has one output, p(dog), so the order is part of its meaning."""
-    found = {folder: _class_names(folder) for folder in folders}
-    names = list(found.values())
-    sides = "; ".join(f"{shown(folder)} holds {', '.join(n) or 'no class folders'}"
-                      for folder, n in found.items())
-    if not all(len(n) == 2 for n in names):
-        only = sorted(set().union(*names) - set.intersection(*map(set, names)))
-        advice = (f"move {', '.join(f'{n}/' for n in only)} out" if only
-                  else "keep two class folders, move the others out")
-        raise ValueError(f"A cat/dog network has one output (p(dog)), so it needs two class "
-                         f"folders in every split, one of cats and one of dogs: {sides}. "
-                         f"To fix it, {advice}.")
-    order = {}
-    for folder, pair in found.items():
-        animals = {_animal(name): name for name in pair}
-        if set(animals) != {"cat", "dog"}:
-            raise ValueError(
-                f"Cannot tell which class folder of {shown(folder)} holds the cats and which the "
-                f"dogs: {pair[0]}/ and {pair[1]}/ (label 0 must be the cats, 1 the dogs, as "
-                "p(dog) means). Rename them so that their names say it, e.g. cats/ and dogs/ "
-                "(Katzen/Hunde, chats/chiens, gatti/cani and gatos/perros work too).")
-        order[folder] = [animals["cat"], animals["dog"]]
-    return order
-
-
-def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
-    """(paths, labels, classes) of one cat/dog split from `root`, COURSE_CATS_DOGS, the Kaggle
-    set (`full`) or the sample, at most `limit` after a seeded shuffle (notebooks 04, 07);
-    label 0 is the folder whose name says cats, 1 the dogs'."""
-    root = root or os.environ.get("COURSE_CATS_DOGS")
-    if not root:
-        kind, folder = source("cats_dogs")
-        if kind != "sample":
-            return _kaggle_files(split, folder / "PetImages", limit, seed)
-    folders = {}
-    for name in CATS_DOGS_SPLITS:  # a split missing is an error only when it is asked for
-        try:
-            folders[name] = _split_folder(root, name) if root else folder / name
-        except FileNotFoundError:
-            if name == split:
-                raise
-    order = _cats_then_dogs(folders.values())
-    training = None
-    if split == "validation" and "train" in folders:
-        training = {d: p for p, d in _digests(folders["train"], order[folders["train"]]).items()}
-    return labelled_files(folders[split], limit, seed, training=training,
-                          classes=order[folders[split]], meanings=("cat", "dog"))
-
-
-def _kaggle_files(split, folder, limit, seed):
-    """Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
-    seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures."""
-    classes = _cats_then_dogs([folder])[folder]
-    paths, labels, classes = labelled_files(folder, seed=seed, classes=classes,
-                                            meanings=("cat", "dog"))
-    chosen = {"train": [], "validation": []}
-    for label in range(len(classes)):
-        mine = [i for i, y in enumerate(labels) if y == label]
-        n_val = min(TUTORIAL_PER_CLASS["validation"], round(len(mine) * 0.2))
-        chosen["validation"] += mine[:n_val]
-        chosen["train"] += mine[n_val:n_val + TUTORIAL_PER_CLASS["train"]]
-    if split == "validation":  # the same picture twice in PetImages: keep it out of validation
-        digests = _digests(folder, classes)
-        trained = {digests[paths[i]] for i in chosen["train"]}
-        kept = [i for i in chosen["validation"] if digests[paths[i]] not in trained]
-        if len(kept) < len(chosen["validation"]):
-            print(f"{shown(folder)}: not used for validation: "
-                  f"{plural(len(chosen['validation']) - len(kept), 'picture')} also chosen for "
-                  "training, which would flatter the accuracy measured here")
-        chosen["validation"] = kept
-        _none_left(folder, classes, labels, kept, "chosen for validation are all copies of "
-                   "pictures chosen for training")
-    picked = sorted(chosen[split])
-    picked = _balanced(picked, labels, limit) if limit else picked
-    return [paths[i] for i in picked], [labels[i] for i in picked], classes
-
-
 def _check_split(split, splits=("train", "validation")):
     if split not in splits:
-        raise ValueError(f"split must be {' or '.join(map(repr, splits))}, got {split!r}.")
+        raise ValueError(
+            f"split must be {' or '.join(map(repr, splits))}, got {split!r}."
+        )
 
 
 def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=None):
@@ -430,7 +90,9 @@ def cats_dogs(split="train", image_size=64, batch_size=None, limit=None, root=No
     s = config.settings("cats_dogs")
     limit = limit or (s.train if split == "train" else s.val)
     paths, labels, classes = cats_dogs_files(split, root, limit)
-    ds = image_pipeline(paths, labels, image_size, batch_size or s.batch, split == "train")
+    ds = image_pipeline(
+        paths, labels, image_size, batch_size or s.batch, split == "train"
+    )
     ds.class_names, ds.num_examples = classes, len(paths)
     return ds
 
@@ -441,7 +103,9 @@ def read_cifar_bin(paths):
     if raw.size % 3073:
         raise ValueError(f"{paths} are not CIFAR-10 binary batches (size {raw.size}).")
     rows = raw.reshape(-1, 3073)
-    return rows[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), rows[:, 0].astype("int32")
+    return rows[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), rows[:, 0].astype(
+        "int32"
+    )
 
 
 def cifar10(split="train", batch_size=128, limit=None):
@@ -453,14 +117,20 @@ def cifar10(split="train", batch_size=128, limit=None):
         paths, labels, classes = labelled_files(root)
         n_val = round(len(paths) * 0.2)
         part = slice(n_val, None) if split == "train" else slice(n_val)
-        ds = image_pipeline(paths[part][:limit], labels[part][:limit], 32, batch_size,
-                            split == "train")
+        ds = image_pipeline(
+            paths[part][:limit], labels[part][:limit], 32, batch_size, split == "train"
+        )
     else:
         folder = root / "cifar-10-batches-bin"
-        x, y = read_cifar_bin(sorted(folder.glob("data_batch_*.bin")) if split == "train"
-                              else [folder / "test_batch.bin"])
+        x, y = read_cifar_bin(
+            sorted(folder.glob("data_batch_*.bin"))
+            if split == "train"
+            else [folder / "test_batch.bin"]
+        )
         classes = (folder / "batches.meta.txt").read_text().split()
-        ds = tf.data.Dataset.from_tensor_slices((x[:limit].astype("float32"), y[:limit]))
+        ds = tf.data.Dataset.from_tensor_slices(
+            (x[:limit].astype("float32"), y[:limit])
+        )
         ds = ds.shuffle(10000, seed=config.SEED) if split == "train" else ds
         ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
     ds.class_names = classes
@@ -473,10 +143,14 @@ def read_idx(path):
         data = f.read()
     if len(data) < 4 or data[:3] != b"\x00\x00\x08":
         raise ValueError(f"{path} is not an idx file of unsigned bytes.")
-    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(data[3]))
+    shape = tuple(
+        int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(data[3])
+    )
     array = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * data[3])
     if array.size != int(np.prod(shape)):
-        raise ValueError(f"{path} is truncated: expected {shape}, got {array.size} values.")
+        raise ValueError(
+            f"{path} is truncated: expected {shape}, got {array.size} values."
+        )
     return array.reshape(shape)
 
 
@@ -505,19 +179,25 @@ def mnist(split="train", batch_size=None, one_hot=False):
     y = np.eye(10, dtype="float32")[y] if one_hot else y.astype("int32")
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
     ds = ds.shuffle(len(x), seed=config.SEED) if split == "train" else ds
-    return ds.batch(batch_size or config.settings("mnist").batch).prefetch(tf.data.AUTOTUNE)
+    return ds.batch(batch_size or config.settings("mnist").batch).prefetch(
+        tf.data.AUTOTUNE
+    )
 
 
 def read_text(path):
     """A UTF-8 text file as str, a clear error if empty or not UTF-8 (notebook 02's texts)."""
     data = Path(path).read_bytes()
     if not data.strip():
-        raise ValueError(f"{path} is empty: a text model needs some text to learn from.")
+        raise ValueError(
+            f"{path} is empty: a text model needs some text to learn from."
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path} is not UTF-8 (byte {e.start}: {data[e.start:e.start + 1]!r}); "
-                         "re-save it as UTF-8.") from e
+        raise ValueError(
+            f"{path} is not UTF-8 (byte {e.start}: {data[e.start : e.start + 1]!r}); "
+            "re-save it as UTF-8."
+        ) from e
 
 
 def shakespeare():
@@ -531,8 +211,12 @@ def imdb(split="train", batch_size=32):
     _check_split(split, ("train", "test"))
     kind, root = source("imdb")
     return keras.utils.text_dataset_from_directory(
-        root / ("aclImdb" if kind == "full" else "") / split, class_names=["neg", "pos"],
-        batch_size=batch_size, shuffle=(split == "train"), seed=config.SEED)
+        root / ("aclImdb" if kind == "full" else "") / split,
+        class_names=["neg", "pos"],
+        batch_size=batch_size,
+        shuffle=(split == "train"),
+        seed=config.SEED,
+    )
 
 
 def sample_pictures():
@@ -553,8 +237,9 @@ def keras2_transform(image, shear_degrees=0.0, zoom=(1.0, 1.0), flip=False):
     r0, c0 = np.floor(r).astype(int), np.floor(c).astype(int)
     r1, c1 = np.minimum(r0 + 1, h - 1), np.minimum(c0 + 1, w - 1)
     fr, fc = (r - r0)[..., None], (c - c0)[..., None]
-    out = ((image[r0, c0] * (1 - fc) + image[r0, c1] * fc) * (1 - fr)
-           + (image[r1, c0] * (1 - fc) + image[r1, c1] * fc) * fr)
+    out = (image[r0, c0] * (1 - fc) + image[r0, c1] * fc) * (1 - fr) + (
+        image[r1, c0] * (1 - fc) + image[r1, c1] * fc
+    ) * fr
     return np.ascontiguousarray(out[:, ::-1] if flip else out, dtype="float32")
 
 

@@ -2,7 +2,7 @@
 (formats, size limits against decompression bombs, a JPEG too large decoded at a reduced scale),
 each verdict cached by path, size and time; the link-safe walk through a folder; and
 `decode_picture`, which shows a picture as viewers do, upright by its EXIF orientation. The
-loaders in data.py read only the files these checks pass."""
+folders in folders.py list, and data.py reads, only the files these checks pass."""
 
 import contextlib
 import errno

@@ -489,13 +489,13 @@ def _saved_or_trained(path, notebook, what, train):
     """The model saved at `path`, else `train()`'s, saved there, saying so."""
     import keras
 
-    from . import data, training
+    from . import folders, training
 
     if path.exists():
-        print(f"Loaded {data.shown(path)}")
+        print(f"Loaded {folders.shown(path)}")
         return keras.saving.load_model(path)
     print(
-        f"{data.shown(path)} is missing (run notebook {notebook} for it); training {what} "
+        f"{folders.shown(path)} is missing (run notebook {notebook} for it); training {what} "
         "instead."
     )
     model = train()

@@ -4,7 +4,7 @@ command line, and its plan."""
 import json
 import time
 
-from helpers import benchmark, data, models, results
+from helpers import benchmark, data, folders, models, results
 from tools import bench as recorder
 
 import keras
@@ -75,7 +75,7 @@ def test_a_slow_source_makes_the_network_wait_and_a_fast_one_does_not(fixed_peak
 
 
 def test_a_pydataset_records_its_workers(fixed_peak):
-    paths, labels, _ = data.cats_dogs_files("train", limit=16)
+    paths, labels, _ = folders.cats_dogs_files("train", limit=16)
     loader = data.PillowBatches(paths, labels, 64, 8, repeat=3, workers=2)
     record = benchmark.run(
         "cats_dogs_original",

@@ -5,7 +5,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from helpers import config, data, images
+from helpers import config, data, folders, images
 
 import numpy as np
 import pytest
@@ -131,10 +131,10 @@ def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
 def test_a_loader_reports_the_counts_and_never_crashes_on_such_a_folder(
     phone_and_zip_folder, capsys
 ):
-    from helpers import data
+    from helpers import data, folders
 
     write_jpeg(phone_and_zip_folder.parent / "cats" / "cat.jpg", seed=5)
-    paths, labels, _ = data.labelled_files(phone_and_zip_folder.parent)
+    paths, labels, _ = folders.labelled_files(phone_and_zip_folder.parent)
     out = capsys.readouterr().out
     assert len(paths) == 4 and "4 skipped" in out and "not used: 6 files" in out
     # what the check kept, the real pipeline decodes: all of it, in one pass
@@ -463,7 +463,7 @@ def test_a_validation_picture_with_the_pixels_of_a_training_one_is_left_out(
                 )
     with Image.open(root / "train" / "cats" / "0.jpg") as im:  # saved again, as PNG
         im.convert("RGB").save(root / "validation" / "cats" / "resaved.png")
-    paths, _, _ = data.cats_dogs_files("validation", root)
+    paths, _, _ = folders.cats_dogs_files("validation", root)
     assert len(paths) == 4 and not any(p.endswith("resaved.png") for p in paths)
     out = capsys.readouterr().out
     assert "not used: 1 picture also among the training pictures" in out
@@ -532,7 +532,7 @@ def test_a_kept_picture_with_a_note_is_named_by_the_loader(tmp_path, capsys):
     gif.save(tmp_path / "logos" / "logo.gif", transparency=gif.getpixel((0, 0)))
     Image.fromarray(rgb).save(tmp_path / "logos" / "plain.png")
     Image.fromarray(255 - rgb).save(tmp_path / "photos" / "a.png")
-    data.labelled_files(tmp_path)
+    folders.labelled_files(tmp_path)
     assert (
         "logos: 1 picture used with a note: logo.gif (transparent parts become black"
         in capsys.readouterr().out
@@ -587,7 +587,7 @@ def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(
     )
     assert images.read_picture(str(photo), (64, 64)).shape == (64, 64, 3)
     write_jpeg(tmp_path / "cats" / "c.jpg")
-    paths, _, _ = data.labelled_files(tmp_path)
+    paths, _, _ = folders.labelled_files(tmp_path)
     assert (
         len(paths) == 2
         and (

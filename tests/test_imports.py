@@ -40,6 +40,7 @@ LAYERS = [
     "roofline",
     "benchmark",
     "images",
+    "folders",
     "data",
     "training",
     "export",

@@ -2,7 +2,7 @@
 band) live on the page only, so the page is tested. (Its Grad-CAM is copied into the helpers by
 `make pages`: tests/test_attribution.py.)"""
 
-from helpers import data, images, models
+from helpers import data, folders, images, models
 
 import keras
 import numpy as np
@@ -13,7 +13,9 @@ import tensorflow as tf
 
 def on_page_06(name):
     """Notebook 06's `def name`, run as the page runs it (with its imports)."""
-    namespace = {"keras": keras, "np": np, "tf": tf, "data": data, "images": images}
+    namespace = dict(
+        keras=keras, np=np, tf=tf, data=data, folders=folders, images=images
+    )
     exec(page_source.defined_on_page("06_cats_dogs_predictions", name), namespace)
     return namespace[name]
 

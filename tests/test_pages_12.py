@@ -4,7 +4,7 @@ writes them: the default folder, the split per class."""
 import hashlib
 from pathlib import Path
 
-from helpers import config, data
+from helpers import config, data, folders
 
 import keras
 import numpy as np
@@ -103,12 +103,12 @@ def test_a_folder_with_copies_and_a_class_named_twice_is_read_as_the_page_reads_
     with Image.open(tmp_path / "horse" / "horse_0.jpg") as im:
         # the same pixels, other bytes
         im.save(tmp_path / "horse" / "horse_0_again.png")
-    paths, labels, classes = data.labelled_files(tmp_path)
+    paths, labels, classes = folders.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert classes == ["Horse", "cat"] and np.bincount(labels).tolist() == [7, 9]
     assert "Horse/ and horse/ differ only in upper and lower case" in out
     assert "4 pictures stored more than once in one class" in out
-    digests = data.picture_digests(tmp_path)
+    digests = folders.picture_digests(tmp_path)
     (train, _), (validation, _) = on_page("split")(paths, labels, 0.4, digests)
     assert sorted(train + validation) == sorted(paths)
     assert not {digests[p] for p in validation} & {digests[p] for p in train}
@@ -127,5 +127,5 @@ def test_write_pictures_writes_each_class_once(tmp_path):
     write_pictures(tmp_path, ["cat", "horse"], 4)
     assert {f: f.stat().st_mtime_ns for f in files} == written
     assert len(list(tmp_path.rglob("*.png"))) == 8
-    paths, labels, classes = data.labelled_files(tmp_path)
+    paths, labels, classes = folders.labelled_files(tmp_path)
     assert classes == ["cat", "horse"] and np.bincount(labels).tolist() == [4, 4]

@@ -7,7 +7,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from helpers import data, hardware, models, timing
+from helpers import data, folders, hardware, models, timing
 
 import keras
 import numpy as np
@@ -291,7 +291,7 @@ def test_monitor_without_nvidia_smi_samples_the_cpu_only(monkeypatch):
 
 
 def test_read_profile_finds_the_steps_and_the_input_wait(tmp_path):
-    paths, labels, _ = data.cats_dogs_files("train", limit=16)
+    paths, labels, _ = folders.cats_dogs_files("train", limit=16)
     model = models.build("cats_dogs_original")
     board = keras.callbacks.TensorBoard(str(tmp_path), profile_batch=(2, 3))
     model.fit(

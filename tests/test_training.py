@@ -9,7 +9,7 @@ import sys
 import textwrap
 import threading
 
-from helpers import config, data, models, training
+from helpers import config, data, folders, models, training
 
 import numpy as np
 import pytest
@@ -43,7 +43,7 @@ def test_training_goes_on_with_the_good_files(tmp_path, capsys):
         write_jpeg(tmp_path / "cats" / f"c{i}.jpg", seed=i)
         write_jpeg(tmp_path / "dogs" / f"d{i}.jpg", seed=9 + i)
     (tmp_path / "dogs" / "page.jpg").write_text("<html>moved</html>")
-    paths, labels, _ = data.labelled_files(tmp_path)
+    paths, labels, _ = folders.labelled_files(tmp_path)
     assert "page.jpg" in capsys.readouterr().out
     model = models.cats_dogs_net("0", image_size=32)
     model.compile("adam", "binary_crossentropy")

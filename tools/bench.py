@@ -209,7 +209,7 @@ def _source(model, batch_size, source, workers, multiprocessing, steps, warmup):
     """(the repeating real source, warm-up steps, augment in the network) for one run."""
     if source == "synthetic":
         return None, warmup, True
-    from helpers import config, data
+    from helpers import config, data, folders
 
     if model == "mnist_cnn":
         raise ValueError(
@@ -222,9 +222,9 @@ def _source(model, batch_size, source, workers, multiprocessing, steps, warmup):
         )
     size = models.build(model).input_shape[1]
     if model == "cifar10_net":
-        paths, labels, _ = data.labelled_files(config.source("cifar10")[1])
+        paths, labels, _ = folders.labelled_files(config.source("cifar10")[1])
     else:
-        paths, labels, _ = data.cats_dogs_files("train")
+        paths, labels, _ = folders.cats_dogs_files("train")
     per_pass = len(paths) // batch_size
     # timed in the steady state, after one full pass has filled the cache
     if source == "jpeg":

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from helpers import data, hardware, ladder, results
+from helpers import folders, hardware, ladder, results
 
 import keras
 from tqdm import tqdm
@@ -79,7 +79,7 @@ def record_run(step, seed, s, out, root=None, command=None, callbacks=()):
     pipelines = ladder.datasets(model.input_shape[1], s, root)
     record = ladder.record(step, seed, model, epoch_log(log), pipelines)
     record.update(
-        resumed=resumed, data=data.shown(root) if root else None, command=command
+        resumed=resumed, data=folders.shown(root) if root else None, command=command
     )
     results.write_json(target, record)
     log.unlink()
@@ -168,7 +168,7 @@ def main(argv=None):
         run = f"[{i}/{len(runs)}] step {step}, seed {seed}"
         if run_path(args.out, step, seed).exists():
             bar.write(
-                f"{run}: recorded in {data.shown(run_path(args.out, step, seed))}"
+                f"{run}: recorded in {folders.shown(run_path(args.out, step, seed))}"
             )
             continue
         bar.write(

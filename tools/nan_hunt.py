@@ -36,7 +36,7 @@ import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
-from helpers import config, data, ladder, results
+from helpers import config, folders, ladder, results
 
 import keras
 import numpy as np
@@ -304,7 +304,7 @@ def _report_found(done, model):
         print(f"  {label}: {count:,} of {int(np.prod(shape)):,} values, shape {shape}")
     for path, count in moments:
         print(f"  optimizer {path}: {count:,} values")
-    shown = data.shown(done.path)
+    shown = folders.shown(done.path)
     print(f"The state before step {done.step} and its batch: saved to {shown}")
     print(f"Replay it: python -m tools.nan_hunt replay {shown} --times 20")
 
@@ -409,7 +409,7 @@ def _report_replay(done, meta, path):
     """Print a replay's summary."""
     print(
         f"Replay of step {meta['step']} (ladder step {meta['ladder_step']}, seed "
-        f"{meta['seed']}, {meta['dtype']}) from {data.shown(path)}: {done.nonfinite} of "
+        f"{meta['seed']}, {meta['dtype']}) from {folders.shown(path)}: {done.nonfinite} of "
         f"{done.times} replays non-finite; {done.distinct} distinct "
         f"result{'s' * (done.distinct != 1)} (hash of every variable after the step); "
         f"{done.as_hunted} of {done.times} the same as the hunt's own result"
