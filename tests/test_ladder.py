@@ -199,7 +199,7 @@ def test_the_recorded_ladder_resumes_after_being_killed_and_loses_nothing(tmp_pa
     import sys
     import time
 
-    from test_data import tutorial_folder
+    from test_folders import tutorial_folder
 
     root = tutorial_folder(tmp_path / "cd", train=16, test=4)
     out = tmp_path / "records"
@@ -405,7 +405,7 @@ def test_a_mixed_precision_ladder_records_its_dtype_and_never_mixes_with_float32
 ):
     from helpers import hardware
 
-    from test_data import tutorial_folder
+    from test_folders import tutorial_folder
 
     root = tutorial_folder(tmp_path / "cd", train=8, test=4)
     out = tmp_path / "bf16"
