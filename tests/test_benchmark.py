@@ -29,6 +29,8 @@ def test_a_synthetic_run_gives_a_complete_record(fixed_peak):
         and "benchmark.run('mnist_cnn'" in record["command"]
     )
     assert record["source"] == "synthetic" and record["workers"] is None
+    # the multiply's speed just before the steps and right after (fixed here)
+    assert record["multiply_now"] == [1e11, 1e11]
     json.dumps(record)  # a record must be storable as JSON
 
 
