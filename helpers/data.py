@@ -1,7 +1,7 @@
 """The course's data as tf.data pipelines: pictures from the files folders.py lists and
-images.py passes (decoded in parallel, cached, batched), the cat/dog splits, CIFAR-10, MNIST and
-the text sets; and the Keras 2 way of feeding pictures, in Keras 3: a PyDataset of Pillow
-pictures in Keras 2's units (notebook 07)."""
+images.py passes (decoded by decoding.py in parallel, cached, batched), the cat/dog splits,
+CIFAR-10, MNIST and the text sets; and the Keras 2 way of feeding pictures, in Keras 3: a
+PyDataset of Pillow pictures in Keras 2's units (notebook 07)."""
 
 import gzip
 import math
@@ -15,8 +15,9 @@ from PIL import Image
 
 from . import config, models
 from .config import sample_path, source
+from .decoding import read_picture
 from .folders import cats_dogs_files, labelled_files
-from .images import check_image, read_picture
+from .images import check_image
 
 __all__ = [
     "PillowBatches",

@@ -9,7 +9,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import config, images
+from . import config, decoding
 from .config import source
 from .images import check_images, is_hidden, plural, printable, unused_line
 
@@ -188,7 +188,7 @@ def _read_classes(root, classes=None):
         if large:
             print(
                 f"{shown(root / name)}: {plural(len(large), 'picture')} above the limit of "
-                f"{images.MAX_PIXELS:,} pixels, decoded at a reduced scale to stay under it: "
+                f"{decoding.MAX_PIXELS:,} pixels, decoded at a reduced scale to stay under it: "
                 + ", ".join(
                     f"{printable(p.name)} ({size} at {scale})"
                     for p, (size, scale) in large[:3]

@@ -39,6 +39,7 @@ LAYERS = [
     "roofs",
     "roofline",
     "benchmark",
+    "decoding",
     "images",
     "folders",
     "data",

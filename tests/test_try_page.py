@@ -16,7 +16,7 @@ import threading
 import time
 import urllib.request
 
-from helpers import config, export, images
+from helpers import config, decoding, export
 from tools import build_site, serve
 
 import browser as chromium
@@ -115,7 +115,7 @@ def interpret(lite, pixels):
 def python_answer(lite, picture):
     """(the pipeline's pixels of `picture`, the Python LiteRT interpreter's probabilities)."""
     pixels = tf.round(
-        images.read_picture(str(picture), (SIZE, SIZE))
+        decoding.read_picture(str(picture), (SIZE, SIZE))
     ).numpy()  # the uint8 cache
     return pixels, interpret(lite, pixels)
 
@@ -228,7 +228,7 @@ def test_a_wrong_resize_would_change_the_answer(served):
     )
     for picture in pictures:
         pixels, right = python_answer(lite, picture)
-        upright = images.decode_picture(tf.io.read_file(str(picture)))
+        upright = decoding.decode_picture(tf.io.read_file(str(picture)))
         # antialiasing changes only a picture made smaller
         shrunk = "exif6" in picture.name
         for method, antialias in (("nearest", False), *[("bilinear", True)] * shrunk):
