@@ -106,29 +106,27 @@ pages: $(VENV)/.installed
 slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
-# Two pytest processes at once, one per core (on 2 cores 8 to 10 minutes, against 15 in one
-# process): nbval runs notebooks/, each notebook once on an empty build folder of its own, and the
-# slide tests read those runs (conftest.py); beside it every other test runs, its report kept in
-# build/test-others.log and shown after (Ctrl-C stops both), the site tests last, from the copies
-# the nbval process writes into build/test-executed/. Then the tests marked `busy` or `alone` run
-# by themselves: they time a pair and need the machine to themselves. pytest exits 5 when it
-# collected nothing: that is a failure here, never a pass. Without npm or Chromium the deck and
-# browser tests are skipped with the reason, except under CI (CI set, as .ci/run does), where
-# they fail.
+# One pytest-xdist worker per core (TEST_WORKERS): first every notebook under nbval, each once on
+# an empty build folder of its own (--dist loadscope keeps a notebook's cells on one worker, in
+# order), beside every other test; each worker writes the notebooks it ran into
+# build/test-executed/ (COURSE_EXECUTED, conftest.py). Then the slide and site tests, which read
+# those runs, a file on each worker; then the tests marked `busy` or `alone` by themselves: they
+# time a pair and need the machine to themselves. pytest exits 5 when it collected nothing: that
+# is a failure here, never a pass. Without npm or Chromium the deck and browser tests are skipped
+# with the reason, except under CI (CI set, as .ci/run does), where they fail.
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed $(NODE_PACKAGES)
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	$(VENV)/bin/ruff format --check conftest.py helpers tests tools notebooks
-	@rm -rf build/test-executed; mkdir -p build; start=$$(date +%s); \
-	export COURSE_EXECUTED=$$PWD/build/test-executed; \
-	COURSE_PROFILE=smoke $(PY) -m pytest -q -m "not busy and not alone" --durations=10 \
-	  --ignore=tests/test_slides.py tests > build/test-others.log 2>&1 & others=$$!; \
-	trap 'kill $$others 2>/dev/null; exit 130' INT TERM; \
-	COURSE_PROFILE=smoke $(PY) -m pytest --nbval-lax --durations=10 notebooks tests/test_slides.py; \
-	a=$$?; wait $$others; b=$$?; \
-	echo "--- the other tests, run beside the notebooks (build/test-others.log) ---"; \
-	cat build/test-others.log; \
-	unset COURSE_EXECUTED; COURSE_PROFILE=smoke $(PY) -m pytest -q -m "busy or alone" tests; c=$$?; \
-	echo "make test: $$(( $$(date +%s) - start )) s; exit codes: notebooks $$a, others $$b, busy $$c"; \
+	@rm -rf build/test-executed; start=$$(date +%s); \
+	export COURSE_EXECUTED=$$PWD/build/test-executed COURSE_PROFILE=smoke; \
+	$(PY) -m pytest --nbval-lax -q -n $(TEST_WORKERS) --dist loadscope --durations=10 \
+	  -m "not busy and not alone" --ignore=tests/test_slides.py --ignore=tests/test_site.py \
+	  notebooks tests; a=$$?; \
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests/test_slides.py tests/test_site.py; \
+	b=$$?; unset COURSE_EXECUTED; $(PY) -m pytest -q -m "busy or alone" tests; c=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s; exit codes: notebooks and tests $$a, \
+	slides and site $$b, busy $$c"; \
 	for rc in $$a $$b $$c; do \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; [ $$rc -eq 0 ] || exit 1; \
 	done

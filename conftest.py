@@ -7,7 +7,6 @@ import contextlib
 import copy
 import json
 import os
-import time
 from pathlib import Path
 
 import nbformat
@@ -20,8 +19,9 @@ import pytest
 
 EXECUTED = {}  # notebook file name -> {"nb": executed copy, "cells": cells run, "error": str}
 
-# `make test` also runs the site tests in its second pytest process, last, from the same runs: the
-# nbval process writes each finished notebook's copy into this folder, then DONE when it ends.
+# The slide and site tests run in a later pytest run of `make test` (after its pytest-xdist
+# workers have run the notebooks): each worker writes each notebook it finished into this
+# folder, and the later run reads them.
 HANDOFF = os.environ.get("COURSE_EXECUTED")
 
 
@@ -79,37 +79,13 @@ def pytest_runtest_makereport(item, call):
         part.replace(folder / f"{item.path.stem}.json")
 
 
-def pytest_collection_modifyitems(items):
-    """Under make test, the site tests wait for the other process's notebooks: they go last."""
-    if HANDOFF:
-        items.sort(key=lambda item: item.path.name == "test_site.py")
-
-
-def pytest_sessionfinish(session):
-    if HANDOFF and any(_is_notebook_cell(item) for item in session.items):
-        Path(HANDOFF).mkdir(parents=True, exist_ok=True)
-        (Path(HANDOFF) / "DONE").touch()
-
-
-def _handed_over(path, wait_s=1800):
-    """The copy of `path` the nbval process wrote (see HANDOFF), waiting for it; None when that
-    process ended without it."""
-    folder, end = Path(HANDOFF), time.monotonic() + wait_s
-    while time.monotonic() < end:
-        ended = (
-            folder / "DONE"
-        ).exists()  # looked at first: the copies are written before it
-        file = folder / f"{path.stem}.json"
-        if file.exists():
-            run = json.loads(file.read_text())
-            return {**run, "nb": nbformat.from_dict(run["nb"])}
-        if ended:
-            return None
-        time.sleep(2)
-    pytest.fail(
-        f"The notebook process wrote no copy of {path.name} into {folder} in {wait_s} s "
-        "and did not end: look at its output above."
-    )
+def _handed_over(path):
+    """The copy of `path` an earlier run wrote into HANDOFF, None if it wrote none."""
+    file = Path(HANDOFF) / f"{path.stem}.json"
+    if not file.exists():
+        return None
+    run = json.loads(file.read_text())
+    return {**run, "nb": nbformat.from_dict(run["nb"])}
 
 
 @pytest.fixture(scope="session")
