@@ -106,19 +106,21 @@ pages: $(VENV)/.installed
 slides: $(VENV)/.installed node_modules/.installed
 	$(PY) -m tools.export_slides --profile $(PROFILE)
 
-# One pytest-xdist worker per core (TEST_WORKERS): first every notebook under nbval, each once on
-# an empty build folder of its own (--dist loadscope keeps a notebook's cells on one worker, in
-# order), beside every other test; each worker writes the notebooks it ran into
-# build/test-executed/ (COURSE_EXECUTED, conftest.py). Then the slide and site tests, which read
-# those runs, a file on each worker; then the tests marked `busy` or `alone` by themselves: they
-# time a pair and need the machine to themselves. pytest exits 5 when it collected nothing: that
-# is a failure here, never a pass. Without npm or Chromium the deck and browser tests are skipped
-# with the reason, except under CI (CI set, as .ci/run does), where they fail.
+# Two pytest-xdist workers (TEST_WORKERS; one per core on the course's 2-core machine): first every
+# notebook under nbval, each once on an empty build folder of its own (--dist loadscope keeps a
+# notebook's cells on one worker, in order), beside every other test; each worker writes the
+# notebooks it ran into build/test-executed/ (COURSE_EXECUTED, conftest.py). Then the slide and
+# site tests, which read those runs (--dist loadfile: each file on a worker of its own); then the
+# tests marked `busy` or `alone` by themselves: they time a pair and need the machine to
+# themselves. Ctrl-C stops the whole recipe, not only the pytest run it interrupts. pytest exits
+# 5 when it collected nothing: that is a failure here, never a pass. Without npm or Chromium the
+# deck and browser tests are skipped with the reason, except under CI (CI set, as .ci/run does),
+# where they fail.
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed $(NODE_PACKAGES)
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	$(VENV)/bin/ruff format --check conftest.py helpers tests tools notebooks
-	@rm -rf build/test-executed; start=$$(date +%s); \
+	@trap 'exit 130' INT TERM; rm -rf build/test-executed; start=$$(date +%s); \
 	export COURSE_EXECUTED=$$PWD/build/test-executed COURSE_PROFILE=smoke; \
 	$(PY) -m pytest --nbval-lax -q -n $(TEST_WORKERS) --dist loadscope --durations=10 \
 	  -m "not busy and not alone" --ignore=tests/test_slides.py --ignore=tests/test_site.py \

@@ -15,7 +15,8 @@ import pytest
 # `make test` runs notebooks/ first: nbval executes each notebook in a kernel of its own, with an
 # empty build folder of its own (as on a fresh clone, so each notebook runs alone), and compares
 # its checked cells. The cells' outputs are collected here into an executed copy that the slide
-# and site tests read, so no notebook is executed twice in one run.
+# and site tests read (in the same pytest run, or, under `make test`, in the next one through
+# HANDOFF), so no notebook is executed twice in one `make test`.
 
 EXECUTED = {}  # notebook file name -> {"nb": executed copy, "cells": cells run, "error": str}
 
@@ -90,8 +91,9 @@ def _handed_over(path):
 
 @pytest.fixture(scope="session")
 def executed(tmp_path_factory):
-    """`executed(path)`: the notebook as it ran in this test run: nbval's run when it ran every
-    cell, else executed now in `smoke` on an empty build folder. A notebook that failed fails
+    """`executed(path)`: the notebook as nbval ran it in this pytest run or, under `make test`,
+    in the run before (HANDOFF), when it ran every cell; else executed now in `smoke` on an
+    empty build folder. A notebook that failed fails
     each test that asks for it, with its error, without running again."""
     from tools import run_course
 

@@ -37,7 +37,7 @@ _READ = 1024  # bytes of the TIFF block read: its header and first IFD
 
 
 def _tiff_orientation(tiff):
-    """The orientation tag in the first IFD of a TIFF block (TensorFlow ops), 0 if none."""
+    """The orientation tag in the first IFD of a TIFF block (TensorFlow ops), 1 if none."""
     raw = tf.cast(
         tf.io.decode_raw(tf.strings.substr(tiff, 0, _READ), tf.uint8), tf.int32
     )
@@ -102,7 +102,8 @@ def exif_orientation(contents):
 
 def decode_picture(contents):
     """An encoded picture as RGB uint8 as viewers show it: EXIF-upright, transparency on white;
-    TensorFlow ops only (notebook 06). Give it files `check_image` keeps (not animated WebPs)."""
+    TensorFlow ops only (notebook 06). Give it files `images.check_image`
+    keeps (not animated WebPs)."""
     return _once(_decode, contents)
 
 
@@ -187,7 +188,7 @@ def _read(contents, size):
 
 def read_picture(path, size):
     """One picture file decoded as `decode_picture` shows it, resized to `size` (height, width):
-    float32 0..255. The pipeline, `predict` and the check all read with it (notebooks 06, 07)."""
+    float32 0..255. The pipeline and `predict` read with it (notebooks 06, 07)."""
     contents = tf.io.read_file(path)
     if tf.executing_eagerly():
         return _traced_read(tuple(size))(contents)

@@ -333,7 +333,6 @@ def test_names_and_formats_from_other_systems_are_used_or_named(tmp_path):
 def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(
     tmp_path, monkeypatch
 ):
-
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     a = write_jpeg(tmp_path / "pics" / "a.jpg")
     (tmp_path / "pics" / "copy of a.jpg").write_bytes(a.read_bytes())
@@ -346,7 +345,6 @@ def test_the_check_keeps_a_digest_of_each_picture_so_copies_can_be_found(
 def test_copies_by_pixels_are_copies_whatever_their_bytes(tmp_path, monkeypatch):
     """A comment segment added, the same pixels saved as PNG: one picture, one digest; turned
     by EXIF, or one pixel changed, it is another picture."""
-
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     a = write_jpeg(tmp_path / "pics" / "a.jpg")
     comment = (
@@ -527,10 +525,27 @@ def test_a_phone_photo_above_the_pixel_limit_is_decoded_at_a_reduced_scale(
     )
 
 
+@pytest.fixture
+def pixel_limit(monkeypatch):
+    """`pixel_limit(n)` sets MAX_PIXELS for one test; the decoder's traced functions, which read
+    it when they are traced, are traced again with it, and again after the test."""
+
+    def retrace():
+        decoding._traced.cache_clear()
+        decoding._traced_read.cache_clear()
+
+    def set_limit(pixels):
+        monkeypatch.setattr(decoding, "MAX_PIXELS", pixels)
+        retrace()
+
+    yield set_limit
+    retrace()
+
+
 def test_what_even_the_smallest_scale_cannot_bring_under_the_limit_is_refused(
-    tmp_path, monkeypatch
+    tmp_path, pixel_limit
 ):
-    monkeypatch.setattr(decoding, "MAX_PIXELS", 100)  # 10 x 10 pixels
+    pixel_limit(100)  # 10 x 10 pixels
     write_jpeg(tmp_path / "fits.jpg", size=(80, 80))  # 1/8 scale: 10 x 10
     write_jpeg(tmp_path / "too_big.jpg", size=(88, 88))  # 1/8 scale: 11 x 11
     Image.new("RGB", (11, 10)).save(tmp_path / "big.png")
