@@ -68,10 +68,10 @@ RECORDED = [
     ),
     (
         "05",
-        "each run takes 15–90 seconds on two cores",
+        "each run takes 10–90 seconds on two cores",
         "cats_dogs_ladder_sample_*.json",
         sample_ladder(lambda r: [run["wall_s"] for run in r["records"]]),
-        15,
+        10,
         90,
     ),
     (
