@@ -11,7 +11,14 @@ from pathlib import Path
 
 from . import config, decoding
 from .config import source
-from .images import check_images, is_hidden, plural, printable, unused_line
+from .images import (
+    ARCHIVE_SUFFIXES,
+    check_images,
+    is_hidden,
+    plural,
+    printable,
+    unused_line,
+)
 
 __all__ = [
     "cats_dogs_files",
@@ -96,10 +103,56 @@ ANIMAL_WORDS = {
 }
 
 
+# Folder names of a split (any case): a folder holding two of these holds splits, not classes.
+SPLIT_NAMES = {
+    "train",
+    "training",
+    "training_set",
+    "val",
+    "valid",
+    "validation",
+    "test",
+    "testing",
+    "test_set",
+}
+
+
 def _class_names(folder):
     return sorted(
         p.name for p in Path(folder).iterdir() if p.is_dir() and not is_hidden(p.name)
     )
+
+
+def _twin_key(name):
+    """What two folder names share when they differ only in case, in how an accent is stored
+    or in trailing spaces and dots (as zip tools and macOS leave them): `cat`, `Cat /`, `cat.`."""
+    return unicodedata.normalize("NFC", name).casefold().rstrip(" .")
+
+
+def _twins(names):
+    """{twin key: [names]} of folder names, in their order."""
+    groups = {}
+    for name in names:
+        groups.setdefault(_twin_key(name), []).append(name)
+    return groups
+
+
+def _how_twins_differ(names):
+    """'upper and lower case', 'a trailing space or dot', ... : what sets `names` apart."""
+    stripped = {n.rstrip(" .") for n in names}
+    composed = {unicodedata.normalize("NFC", n) for n in stripped}
+    kinds = [
+        "upper and lower case"
+        * (len({n.casefold() for n in composed}) < len(composed)),
+        "how an accent is stored" * (len(composed) < len(stripped)),
+        "a trailing space or dot" * any(n != n.rstrip(" .") for n in names),
+    ]
+    return " and ".join(filter(None, kinds))
+
+
+def _twin_name(names):
+    """The class name of twin folders: the first whose name ends in no space or dot."""
+    return next((n for n in names if n == n.rstrip(" .")), names[0])
 
 
 def shown(path):
@@ -127,11 +180,18 @@ def _examples(groups, root, most=3):
 def _checked(root, classes=None):
     """(classes, their ImageReports) of the class folders of `root`, in label order (sorted
     names unless `classes` is given); an error without two."""
-    classes = classes or _class_names(root)
+    root = Path(root)
+    classes = classes or _refuse_splits(root, _class_names(root))
     if len(classes) < 2:
+        inner = root / classes[0] if classes else None
+        lower = (
+            f" The class folders are one level down: use {shown(inner)}."
+            if inner and len(_class_names(inner)) >= 2
+            else ""
+        )
         raise ValueError(
-            f"{root} needs one sub-folder per class (e.g. cats/, dogs/); "
-            f"found {classes or 'none'}."
+            f"{shown(root)} needs one sub-folder per class (e.g. cats/, dogs/); "
+            f"found {classes or 'none'}.{lower}"
         )
     for name in classes:
         folder = Path(root) / name
@@ -141,21 +201,66 @@ def _checked(root, classes=None):
                 f"Give yourself access (chmod u+rx '{shown(folder)}') or move it "
                 "out of the data folder."
             )
-    return classes, [check_images(Path(root) / name, root) for name in classes]
+    reports = [check_images(root / name, root) for name in classes]
+    return classes, reports, _drop_misplaced(root, classes, reports)
+
+
+def _refuse_splits(root, names):
+    """`names`, unless two or more are split folders (train/, val/) that hold class folders of
+    their own: then a loader would take each split for a class, so it refuses."""
+    splits = [n for n in names if n.casefold().rstrip(" .") in SPLIT_NAMES]
+    inner = sorted({c for n in splits for c in _class_names(root / n)})
+    if len(splits) >= 2 and all(_class_names(root / n) for n in splits):
+        raise ValueError(
+            f"{shown(root)} holds {', '.join(f'{n}/' for n in splits)}: split folders, each "
+            f"with class folders of its own ({', '.join(f'{c}/' for c in inner[:4])}), not "
+            f"classes. This loader reads one folder of class folders and makes its own split: "
+            f"give it one of them (e.g. {shown(root / splits[0])}), or move each class's "
+            "pictures from every split into one folder per class."
+        )
+    return names
+
+
+def _looks_like(name, other):
+    """Whether folder `name` is named like the class folder `other`: the same name but for
+    case, accents and trailing spaces or dots, or the same animal (kittens/ and cats/)."""
+    animal = _animal(name)
+    return _twin_key(name) == _twin_key(other) or (animal and animal == _animal(other))
+
+
+def _drop_misplaced(root, classes, reports):
+    """Take out of `reports` the pictures inside a folder named like another class (cats/
+    dragged into dogs/): they would be used under the outer folder's label. Returns
+    [(that folder, its class folder, the class it is named like, pictures in it)]."""
+    misplaced = {}
+    for name, report in zip(classes, reports):
+        others = [c for c in classes if not _looks_like(name, c)]
+        for path in list(report.good):
+            parts = path.relative_to(root / name).parts[:-1]
+            for depth, part in enumerate(parts):
+                like = next((c for c in others if _looks_like(part, c)), None)
+                if like is not None:
+                    inner = root / name / Path(*parts[: depth + 1])
+                    misplaced.setdefault(inner, [name, like, 0])[2] += 1
+                    report.good.remove(path)
+                    report.digests.pop(path, None)
+                    report.notes[:] = [(p, n) for p, n in report.notes if p != path]
+                    break
+    return [(inner, *rest) for inner, rest in misplaced.items()]
 
 
 def _one_class_per_name(root, folders):
-    """(class names, {folder: label}): folders whose names differ only in case or in how an
-    accent is stored (Horse/ and horse/) are one class, named by the first; says so."""
-    same = defaultdict(list)
-    for name in folders:
-        same[unicodedata.normalize("NFC", name).casefold()].append(name)
+    """(class names, {folder: label}): folders whose names differ only in case, in how an
+    accent is stored or in trailing spaces and dots (Horse/, horse/, 'horse /') are one class,
+    named by the first; says so."""
+    same = _twins(folders)
     for names in same.values():
         if len(names) > 1:
             print(
-                f"{shown(root)}: {' and '.join(f'{n}/' for n in names)} differ only in upper "
-                f"and lower case (or in how an accent is stored): read as one class, "
-                f"'{names[0]}'. To keep them apart, give them different names."
+                f"{shown(root)}: {' and '.join(repr(f'{n}/') for n in names)} differ only in "
+                f"{_how_twins_differ(names)}: read as one class, '{_twin_name(names)}'. To "
+                "keep them "
+                "apart, give them different names."
             )
     if len(same) < 2:
         raise ValueError(
@@ -165,14 +270,21 @@ def _one_class_per_name(root, folders):
     label_of = {
         name: label for label, names in enumerate(same.values()) for name in names
     }
-    return [names[0] for names in same.values()], label_of
+    return [_twin_name(names) for names in same.values()], label_of
 
 
 def _read_classes(root, classes=None):
     """(paths, labels, classes, digests, what the check did) of the usable pictures in class
     folders; prints every file and folder not used, and why."""
-    folders, reports = _checked(root, classes)
+    folders, reports, misplaced = _checked(root, classes)
     classes, label_of = _one_class_per_name(root, folders)
+    for inner, name, like, n in misplaced:
+        like, name = classes[label_of[like]], classes[label_of[name]]
+        print(
+            f"Not used: {shown(inner)}/ ({plural(n, 'picture')}), a folder named like the "
+            f"class {like}/ inside the class folder {name}/: its pictures would be labelled "
+            f"{name}. Move it up beside {name}/, or rename it if it holds {name}."
+        )
     paths, labels, digests = [], [], {}
     for name, report in zip(folders, reports):
         label = label_of[name]
@@ -207,7 +319,11 @@ def _read_classes(root, classes=None):
         digests.update({str(p): d for p, d in report.digests.items()})
     for label, name in enumerate(classes):
         if label not in labels:
-            raise ValueError(f"Class folder {root / name} has no usable images.")
+            mine = [r for f, r in zip(folders, reports) if label_of[f] == label]
+            raise ValueError(
+                f"Class folder {shown(root / name)} has no usable images: "
+                f"{_why_empty(mine, any(m[1] == name for m in misplaced))}."
+            )
     outside = sorted(
         p.name + "/" * p.is_dir() for p in root.iterdir() if p.name not in folders
     )
@@ -218,12 +334,36 @@ def _read_classes(root, classes=None):
             "class folder"
         )
     skipped, decoded = sum(len(r.bad) for r in reports), sum(r.decoded for r in reports)
-    checked = len(paths) + skipped
+    checked = len(paths) + skipped + sum(m[3] for m in misplaced)
     stats = (
         f"{skipped} skipped; checked {checked} files in {sum(r.seconds for r in reports):.1f}"
         f" s ({decoded} decoded, {checked - decoded} unchanged since their last check)"
     )
     return paths, labels, classes, digests, stats
+
+
+def _why_empty(reports, misplaced):
+    """Why class folders with these reports gave no picture, and what to do."""
+    unused = [p for r in reports for p in r.unused]
+    archives = [p for p in unused if p.suffix.lower() in ARCHIVE_SUFFIXES]
+    if archives:
+        a = archives[0]
+        return (
+            f"it holds {plural(len(archives), 'archive')} ({printable(a.name)}"
+            f"{', ...' * (len(archives) > 1)}): extract {'them' if len(archives) > 1 else 'it'} "
+            f"into the class folder (python -m zipfile -e '{shown(a)}' '{shown(a.parent)}' for "
+            "a .zip), then run this again"
+        )
+    if misplaced:
+        return (
+            "its pictures are all in a folder named like another class (the line above)"
+        )
+    if any(r.bad for r in reports):
+        return "every picture file in it was skipped (the lines above say why)"
+    if unused or any(r.hidden for r in reports):
+        hidden = [h for r in reports for h in r.hidden]
+        return f"it holds no picture files ({unused_line(unused, hidden)})"
+    return "it is empty; put the class's pictures into it"
 
 
 def _name_duplicates(root, paths, labels, digests):
@@ -345,7 +485,7 @@ def picture_digests(root):
 def _digests(root, classes=None):
     """{path: digest} of the usable pictures of class folders (cached checks; says if it
     checked files now)."""
-    _, reports = _checked(root, classes)
+    _, reports, _ = _checked(root, classes)
     decoded = sum(r.decoded for r in reports)
     if decoded:
         print(
@@ -363,7 +503,7 @@ def data_folder(root):
     if root.is_dir():
         return root
     if root.is_file():
-        if root.suffix.lower() in (".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"):
+        if root.suffix.lower() in ARCHIVE_SUFFIXES:
             raise NotADirectoryError(
                 f"{shown(root)} is an archive, not a folder: extract it first (python -m "
                 f"zipfile -e '{shown(root)}' '{shown(root.with_suffix(''))}' for a .zip), then "
@@ -429,13 +569,21 @@ def _cats_then_dogs(folders):
     decided from their names; refuses, naming every folder, where it cannot tell. A cat/dog
     network has one output, p(dog), so the order is part of its meaning."""
     found = {folder: _class_names(folder) for folder in folders}
-    names = list(found.values())
+    groups = {folder: _twins(names) for folder, names in found.items()}
     sides = "; ".join(
         f"{shown(folder)} holds {', '.join(n) or 'no class folders'}"
         for folder, n in found.items()
     )
-    if not all(len(n) == 2 for n in names):
-        only = sorted(set().union(*names) - set.intersection(*map(set, names)))
+    if not all(len(g) == 2 for g in groups.values()):
+        keys = [set(g) for g in groups.values()]
+        only = sorted(
+            {
+                n
+                for g in groups.values()
+                for k in set().union(*keys) - set.intersection(*keys)
+                for n in g.get(k, [])
+            }
+        )
         advice = (
             f"move {', '.join(f'{n}/' for n in only)} out"
             if only
@@ -447,8 +595,9 @@ def _cats_then_dogs(folders):
             f"To fix it, {advice}."
         )
     order = {}
-    for folder, pair in found.items():
-        animals = {_animal(name): name for name in pair}
+    for folder, twins in groups.items():
+        pair = [names[0] for names in twins.values()]
+        animals = {_animal(name): names for name, names in zip(pair, twins.values())}
         if set(animals) != {"cat", "dog"}:
             raise ValueError(
                 f"Cannot tell which class folder of {shown(folder)} holds the cats and which the "
@@ -456,7 +605,7 @@ def _cats_then_dogs(folders):
                 "p(dog) means). Rename them so that their names say it, e.g. cats/ and dogs/ "
                 "(Katzen/Hunde, chats/chiens, gatti/cani and gatos/perros work too)."
             )
-        order[folder] = [animals["cat"], animals["dog"]]
+        order[folder] = animals["cat"] + animals["dog"]  # twins each: one class
     return order
 
 
@@ -497,9 +646,9 @@ def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
 def _kaggle_files(split, folder, limit, seed):
     """Kaggle's PetImages has no split: per class the tutorial's 4,000 / 1,000 (fixed by
     seed), or 80 / 20 % of a class that has fewer than 5,000 usable pictures."""
-    classes = _cats_then_dogs([folder])[folder]
+    class_folders = _cats_then_dogs([folder])[folder]
     paths, labels, classes = labelled_files(
-        folder, seed=seed, classes=classes, meanings=("cat", "dog")
+        folder, seed=seed, classes=class_folders, meanings=("cat", "dog")
     )
     chosen = {"train": [], "validation": []}
     for label in range(len(classes)):
@@ -509,7 +658,7 @@ def _kaggle_files(split, folder, limit, seed):
         chosen["train"] += mine[n_val : n_val + TUTORIAL_PER_CLASS["train"]]
     # the same picture twice in PetImages: keep it out of validation
     if split == "validation":
-        digests = _digests(folder, classes)
+        digests = _digests(folder, class_folders)
         trained = {digests[paths[i]] for i in chosen["train"]}
         kept = [i for i in chosen["validation"] if digests[paths[i]] not in trained]
         if len(kept) < len(chosen["validation"]):

@@ -8,6 +8,8 @@ import errno
 import hashlib
 import json
 import os
+import sys
+import tempfile
 import time
 import warnings
 from collections import Counter
@@ -20,6 +22,7 @@ from PIL import Image
 from . import config, decoding
 
 __all__ = [
+    "ARCHIVE_SUFFIXES",
     "ImageReport",
     "check_image",
     "check_images",
@@ -33,7 +36,18 @@ __all__ = [
 PIPELINE_FORMATS = {"JPEG", "MPO", "PNG", "GIF", "BMP", "WEBP"}
 # .jfif: the name Windows browsers give a saved JPEG
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
-CHECK_VERSION = 6  # raise it when check_image changes: cached verdicts are then redone
+# Archives a learner may leave unextracted where pictures belong
+ARCHIVE_SUFFIXES = {".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"}
+# The first bytes of each format the pipeline decodes: a file named otherwise (.jpe, .pjp,
+# .jpg_large from a browser, a name ending in a space or a dot, none) is used for what it holds,
+# unless its name says another picture format (.tif, .heic) or an archive.
+_SIGNATURES = {
+    b"\xff\xd8\xff": "JPEG",
+    b"\x89PNG\r\n\x1a\n": "PNG",
+    b"GIF87a": "GIF",
+    b"GIF89a": "GIF",
+}
+CHECK_VERSION = 7  # raise it when check_image changes: cached verdicts are then redone
 # Files that operating systems and apps put next to pictures, by name (lower case)
 _SYSTEM_FILES = {
     "thumbs.db": "Windows Thumbs.db",
@@ -109,9 +123,9 @@ def unused_line(paths, hidden=()):
             f"{n} {kind}" for kind, n in sorted(Counter(map(_kind, paths)).items())
         )
         verb = (
-            "is not a picture by its name"
+            "is not a picture by its name or its first bytes"
             if len(paths) == 1
-            else "are not pictures by their name"
+            else "are not pictures by their names or first bytes"
         )
         parts.append(f"{plural(len(paths), 'file')} that {verb} ({groups})")
     if hidden:
@@ -123,22 +137,75 @@ def unused_line(paths, hidden=()):
             f"{plural(sum(counts.values()), 'file')} in hidden folders ({folders})"
         )
     suffixes = ", ".join(sorted(IMAGE_SUFFIXES))
-    line = f"not used: {' and '.join(parts)}; only {suffixes} files are read"
+    line = (
+        f"not used: {' and '.join(parts)}; only {suffixes} files, and JPEG, PNG and GIF "
+        "data under any name, are read"
+    )
     convert = sorted({p.suffix.lower() for p in paths} & _CONVERT)
     if convert:
         names = ", ".join(convert[:-1]) + " and " * (len(convert) > 1) + convert[-1]
         line += f": convert the {names} pictures to JPEG first"
+    archives = [p for p in paths if p.suffix.lower() in ARCHIVE_SUFFIXES]
+    if archives:
+        line += (
+            f"; extract {', '.join(printable(p.name) for p in archives[:3])}"
+            f"{', ...' * (len(archives) > 3)} into the folder to use the pictures in "
+            f"{'them' if len(archives) > 1 else 'it'}"
+        )
     return line
 
 
+def _signature(path):
+    """The pipeline format a file's first bytes say it holds (JPEG, PNG, GIF), or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:  # named by the check, which reads it again
+        return None
+    return next((fmt for sig, fmt in _SIGNATURES.items() if head.startswith(sig)), None)
+
+
+def _picture_name(name):
+    return not is_hidden(name) and Path(name).suffix.lower() in IMAGE_SUFFIXES
+
+
+@contextlib.contextmanager
+def _decoder_warnings(said):
+    """What libjpeg writes to the process's stderr while inside ('Corrupt JPEG data: ...',
+    each time a damaged JPEG is decoded), added to the list `said`; anything else written
+    there is passed on."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to catch: nothing is said either
+        yield
+        return
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            log.seek(0)
+            lines = log.read().decode(errors="replace").splitlines(keepends=True)
+    said += [line.strip() for line in lines if "Corrupt JPEG data" in line]
+    rest = "".join(line for line in lines if "Corrupt JPEG data" not in line)
+    if rest:
+        sys.stderr.write(rest)
+
+
 def _pipeline_read(path):
-    """(why TensorFlow's decoder refuses the file, None) or (None, its EXIF orientation)."""
+    """(why TensorFlow's decoder refuses the file, None, []) or (None, its EXIF orientation,
+    the warnings libjpeg wrote while decoding it)."""
+    said = []
     try:
         contents = tf.io.read_file(str(path))
-        decoding.decode_picture(contents)
+        with _decoder_warnings(said):
+            decoding.decode_picture(contents)
     except (tf.errors.OpError, ValueError) as e:
-        return getattr(e, "message", str(e)).strip().splitlines()[-1][:160], None
-    return None, int(decoding.exif_orientation(contents))
+        return getattr(e, "message", str(e)).strip().splitlines()[-1][:160], None, []
+    return None, int(decoding.exif_orientation(contents)), said
 
 
 def _unidentified(path):
@@ -253,11 +320,16 @@ def _check_image(path):
             f"an animated WebP ({frames} frames), which TensorFlow's decoder cannot "
             "read; save its first frame as PNG or JPEG"
         )
-    refused, turned = _pipeline_read(path)
+    refused, turned, said = _pipeline_read(path)
     if refused:
         return False, (
             f"a {fmt} file (mode {mode}) that TensorFlow's decoder refuses "
             f"({refused}); convert it to JPEG or PNG"
+        )
+    if any("premature end" in line for line in said):
+        return False, (
+            "a damaged JPEG: its picture data stops early (libjpeg: 'premature end of data "
+            "segment'), so part of it would be used gray; copy or export it again"
         )
     if fmt == "BMP" and not alpha and _bmp_bits(path) == 32:
         return False, (
@@ -284,8 +356,14 @@ def _check_image(path):
         ]
     )
     expected = Image.registered_extensions().get(path.suffix.lower())
-    if expected and fmt not in (expected, "MPO"):
+    if not _picture_name(path.name):
+        notes.append(
+            f"{fmt} data in a file whose name does not say so; rename it to end in "
+            f".{'jpg' if fmt in ('JPEG', 'MPO') else fmt.lower()}"
+        )
+    elif expected and fmt not in (expected, "MPO"):
         notes.append(f"{fmt} data in a {path.suffix} file")
+    notes += [f"libjpeg: {line}" for line in dict.fromkeys(said)]
     if turned != 1:
         notes.append(f"turned upright as its EXIF orientation ({turned}) says")
     if alpha and fmt == "GIF":  # TensorFlow's GIF decoder drops the transparency
@@ -369,7 +447,12 @@ def _walk(folder, root=None):
                 dirnames.remove(name)
         for name in sorted(filenames):
             path = Path(dirpath) / name
-            picture = not is_hidden(name) and path.suffix.lower() in IMAGE_SUFFIXES
+            picture = _picture_name(name) or (
+                not is_hidden(name)
+                and name.lower() not in _SYSTEM_FILES
+                and path.suffix.lower() not in _CONVERT | ARCHIVE_SUFFIXES
+                and _signature(path) is not None
+            )
             why = picture and _stray_link(os.path.realpath(path), top, root)
             if why:
                 links.append((path, why))

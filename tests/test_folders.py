@@ -120,7 +120,7 @@ def test_class_folders_equal_but_for_case_or_accent_form_are_one_class(
     paths, labels, classes = folders.labelled_files(tmp_path)
     out = capsys.readouterr().out
     assert classes == ["Cafe\u0301", "Horse", "cow"]
-    assert "Horse/ and horse/ differ only in upper and lower case" in out
+    assert "'Horse/' and 'horse/'" in out
     assert "read as one class, 'Horse'" in out
     folder_of = {Path(p).parent.name: y for p, y in zip(paths, labels, strict=True)}
     assert folder_of["Horse"] == folder_of["horse"] == 1
@@ -484,3 +484,129 @@ def test_copies_in_one_folder_are_used_and_named_and_a_picture_in_two_classes_is
     )
     assert "1 picture in two classes at once, so one copy has the wrong label" in out
     assert "cats/b.jpg = dogs/b.jpg" in out
+
+
+# --- issue 66: look-alike names, a class inside another, odd JPEG names, the loaders' errors --
+
+
+def test_class_folders_equal_but_for_a_trailing_space_or_dot_are_one_class(
+    tmp_path, capsys
+):
+    """As zip tools and macOS leave them: cat/, 'cat /', dog./ and dog/ are two classes."""
+    for i, name in enumerate(["cat", "cat ", "dog.", "dog"]):
+        write_jpeg(tmp_path / name / f"{i}.jpg", seed=i)
+    paths, labels, classes = folders.labelled_files(tmp_path)
+    assert classes == ["cat", "dog"]
+    label_of = {Path(p).parent.name: y for p, y in zip(paths, labels, strict=True)}
+    assert label_of == {"cat": 0, "cat ": 0, "dog": 1, "dog.": 1}
+    out = capsys.readouterr().out
+    assert "'cat /'" in out and "'dog./'" in out  # each twin named, quoted
+
+
+def test_the_cat_dog_loader_reads_look_alike_class_folders_as_one_class(
+    tmp_path, capsys
+):
+    root = tutorial_folder(tmp_path / "mine", train=3, test=2)
+    write_jpeg(root / "training_set" / "Cats " / "extra.jpg", seed=77)
+    paths, labels, classes = folders.cats_dogs_files("train", root=root)
+    assert classes == ["cats", "dogs"] and len(paths) == 7
+    assert (
+        dict(zip(paths, labels))[str(root / "training_set" / "Cats " / "extra.jpg")]
+        == 0
+    )
+
+
+def test_a_class_folder_inside_another_is_named_and_not_used(tmp_path, capsys):
+    for i in range(2):
+        write_jpeg(tmp_path / "cats" / f"c{i}.jpg", seed=i)
+        write_jpeg(tmp_path / "dogs" / f"d{i}.jpg", seed=10 + i)
+        write_jpeg(tmp_path / "dogs" / "cats" / f"x{i}.jpg", seed=20 + i)
+        write_jpeg(tmp_path / "dogs" / "beach" / f"b{i}.jpg", seed=30 + i)
+    paths, labels, _ = folders.labelled_files(tmp_path)
+    used = {Path(p).relative_to(tmp_path).as_posix(): y for p, y in zip(paths, labels)}
+    assert not [p for p in used if p.startswith("dogs/cats/")]  # never labelled dogs
+    assert used["dogs/beach/b0.jpg"] == 1  # any other sub-folder is still the class's
+    assert len(used) == 6
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'dogs' / 'cats'}/ (2 pictures)" in out
+
+
+def test_the_cat_dog_loader_leaves_out_kittens_dragged_into_dogs(tmp_path, capsys):
+    root = tutorial_folder(tmp_path / "mine", train=3, test=2)
+    write_jpeg(root / "test_set" / "dogs" / "kittens" / "k.jpg", seed=99)
+    paths, labels, _ = folders.cats_dogs_files("validation", root=root)
+    assert len(paths) == 4 and not [p for p in paths if "kittens" in p]
+    assert str(root / "test_set" / "dogs" / "kittens") in capsys.readouterr().out
+
+
+def test_jpegs_with_unusual_names_are_used_with_a_note(tmp_path, capsys):
+    names = ["a.jpe", "b.pjp", "c.jpg_large", "d.jpg ", "e.", "f"]
+    for i, name in enumerate(names):
+        write_jpeg(tmp_path / "cats" / name, seed=i)
+    write_jpeg(tmp_path / "dogs" / "d.jpg", seed=50)
+    (tmp_path / "dogs" / "notes.txt").write_text("not a picture")
+    paths, labels, _ = folders.labelled_files(tmp_path)
+    assert sorted(Path(p).name for p in paths) == sorted(names + ["d.jpg"])
+    out = capsys.readouterr().out
+    assert "6 pictures used with a note" in out and "1 .txt" in out
+
+
+def test_split_folders_are_refused_not_taken_for_classes(tmp_path):
+    for split in ("train", "val"):
+        for i, name in enumerate(("cats", "dogs")):
+            write_jpeg(tmp_path / split / name / "a.jpg", seed=i + 5 * len(split))
+    with pytest.raises(ValueError, match="train/, val/") as error:
+        folders.labelled_files(tmp_path)
+    assert str(tmp_path / "train") in str(error.value)  # the folder to give instead
+    assert folders.labelled_files(tmp_path / "train")[2] == ["cats", "dogs"]
+
+
+def test_classes_named_like_splits_without_class_folders_are_classes(tmp_path):
+    """Pictures of trains and of tests: two classes, no split inside."""
+    write_jpeg(tmp_path / "train" / "a.jpg")
+    write_jpeg(tmp_path / "test" / "b.jpg", seed=1)
+    assert folders.labelled_files(tmp_path)[2] == ["test", "train"]
+
+
+def test_a_zip_in_a_class_folder_says_extract_it(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    (tmp_path / "dogs").mkdir()
+    (tmp_path / "dogs" / "dogs.zip").write_bytes(b"PK\x03\x04")
+    with pytest.raises(ValueError, match="extract") as error:
+        folders.labelled_files(tmp_path)
+    assert str(tmp_path / "dogs" / "dogs.zip") in str(error.value)
+
+
+def test_a_class_folder_without_pictures_says_why(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    (tmp_path / "dogs").mkdir()
+    with pytest.raises(ValueError, match="empty") as error:
+        folders.labelled_files(tmp_path)
+    assert str(tmp_path / "dogs") in str(error.value)
+
+
+def test_one_folder_too_high_points_one_level_down(tmp_path):
+    inner = tmp_path / "my_classes" / "my_classes"
+    write_jpeg(inner / "mugs" / "a.jpg")
+    write_jpeg(inner / "shoes" / "b.jpg", seed=1)
+    with pytest.raises(ValueError, match="one level down") as error:
+        folders.labelled_files(tmp_path / "my_classes")
+    assert str(error.value).rstrip(".").endswith(str(inner))
+    # one class folder that holds no classes: no such pointer
+    write_jpeg(tmp_path / "only" / "cats" / "a.jpg")
+    with pytest.raises(ValueError) as error:
+        folders.labelled_files(tmp_path / "only")
+    assert "level down" not in str(error.value)
+
+
+def test_a_damaged_jpeg_is_named_once_and_not_used(tmp_path, capfd):
+    """Data cut short and closed with an end marker: Pillow decodes it, libjpeg warns on
+    stderr each time it decodes it; the check names it instead, once, and skips it."""
+    write_jpeg(tmp_path / "cats" / "a.jpg", size=(300, 200))
+    whole = write_jpeg(tmp_path / "dogs" / "b.jpg", size=(300, 200), seed=1)
+    damaged = tmp_path / "dogs" / "damaged.jpg"
+    damaged.write_bytes(whole.read_bytes()[:-3000] + b"\xff\xd9")
+    paths, _, _ = folders.labelled_files(tmp_path)
+    assert str(damaged) not in paths and len(paths) == 2
+    out, err = capfd.readouterr()
+    assert f"Skipped {damaged}" in out and "Corrupt JPEG" not in err

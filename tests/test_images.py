@@ -120,7 +120,7 @@ def test_every_entry_is_used_or_named_with_its_reason(phone_and_zip_folder):
     every = {p.name for p in phone_and_zip_folder.rglob("*") if not p.is_dir()}
     assert used | set(bad) | unused == every  # nothing vanished
     line = images.unused_line(report.unused)
-    assert line.startswith("not used: 6 files that are not pictures by their name")
+    assert line.startswith("not used: 6 files")
     assert "1 .heic" in line and "1 macOS ._ (AppleDouble)" in line
     assert (
         "1 Windows Thumbs.db" in line
@@ -297,10 +297,10 @@ def test_hidden_folders_inside_a_class_folder_are_named_with_their_counts(tmp_pa
 def test_the_not_used_line_counts_in_good_english():
     one = images.unused_line([Path("cats/notes.txt")])
     two = images.unused_line([Path("cats/notes.txt"), Path("cats/desktop.ini")])
-    assert one.startswith("not used: 1 file that is not a picture by its name (1 .txt)")
-    assert two.startswith(
-        "not used: 2 files that are not pictures by their name "
-        "(1 .txt, 1 Windows desktop.ini)"
+    assert one.startswith("not used: 1 file ") and "(1 .txt)" in one
+    assert (
+        two.startswith("not used: 2 files ")
+        and "(1 .txt, 1 Windows desktop.ini)" in two
     )
     assert "1 file in hidden folders" in images.unused_line(
         [], [(Path("c/.thumbnails"), 1)]
