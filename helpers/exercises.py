@@ -93,6 +93,11 @@ def _record(notebook, number, state):
     part.replace(path)  # a reader never sees half a file
 
 
+def _plain(text):
+    """`text` as a learner reads it printed: Markdown's code marks (`None`) taken off."""
+    return re.sub(r"`([^`]+)`", r"\1", text)
+
+
 @dataclass(repr=False)
 class Exercise:
     """One exercise: `check(answer, **given)`, `hint()`, `solution()`."""
@@ -116,7 +121,7 @@ class Exercise:
         missing = [name for name in self.given if given.get(name) is None]
         if answer is None or answer is Ellipsis:
             print(
-                f"Exercise {self.number}: no answer yet. Write yours in place of `None` "
+                f"Exercise {self.number}: no answer yet. Write yours in place of None "
                 "and run the cell again."
             )
         elif missing:
@@ -128,15 +133,16 @@ class Exercise:
             why = self.judge(answer, **given)
             _record(self.notebook, self.number, NOT_YET if why else RIGHT)
             print(
-                f"Exercise {self.number}: " + (f"not yet: {why}" if why else "right.")
+                f"Exercise {self.number}: "
+                + (f"not yet: {_plain(why)}" if why else "right.")
             )
 
     def hint(self):
-        print(f"Hint for exercise {self.number}: {self.hints}")
+        print(f"Hint for exercise {self.number}: {_plain(self.hints)}")
 
     def solution(self):
         _record(self.notebook, self.number, SEEN)
-        print(f"A worked solution of exercise {self.number}:\n{self.worked}")
+        print(f"A worked solution of exercise {self.number}:\n{_plain(self.worked)}")
 
 
 def _near(value, target, within):

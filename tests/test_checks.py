@@ -73,7 +73,7 @@ CASES = [
     ("04", 3, 800, {"pictures": 8000}, 200_000, "counts steps"),
     ("04", 2, 3_696_801, {}, 4 * 813_217, "not every layer grows 4-fold"),
     ("01", 3, "388 234", {}, 388_000, "without biases"),
-    ("01", 4, "c", {"speeds": WANDER}, "a", "Did you give `units=`"),
+    ("01", 4, "c", {"speeds": WANDER}, "a", "Did you give units="),
     ("01", 4, "c", {"speeds": WANDER}, "a", "cannot tell the two apart"),
 ]
 SAME = {

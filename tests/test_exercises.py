@@ -98,3 +98,16 @@ def test_an_unreadable_progress_file_is_kept_aside_and_said_not_lost(build, caps
     )
     assert (build / "progress.unreadable.json").read_text() == '{"01": {"1": "ri'
     assert exercises._read() == {"99": {"1": "right"}}
+
+
+def test_what_a_check_prints_has_no_markdown_code_marks(build, capsys):
+    """JupyterLab prints text as it is: `None` would show its backticks."""
+    e = exercises.Exercise(
+        "99", 3, exercises.choice("a", {"b": "`b` is the other way"}), "use `a`", "`a`"
+    )
+    for answer in (None, "b"):
+        e.check(answer)
+    e.hint()
+    e.solution()
+    out = capsys.readouterr().out
+    assert "`" not in out and "b is the other way" in out and "use a" in out
