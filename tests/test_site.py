@@ -10,11 +10,14 @@ and a code line of 88 characters fits a 1400-pixel one.
 
 import json
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from tools import build_site, code_width, notebooks
+from tools import build_site, code_width, notebooks, serve
 from tools.slide_types import NOTES
 
 import browser as chromium
@@ -229,3 +232,91 @@ def test_the_check_sees_a_request_to_the_web(tmp_path, browser):
     )
     errors, outside = visit(browser, page.as_uri())
     assert outside == ["https://example.org/badge.svg"] and errors
+
+
+# --- on a phone (390 px) and over http, as `make serve` serves it (issue 69) --------------
+
+
+@pytest.fixture
+def phone(browser):
+    browser.set_window_size(390, 844)
+    yield browser
+    browser.set_window_size(1280, 900)
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    httpd = serve.server(site, port=0, bind="127.0.0.1")
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def shown(browser, selector):
+    return [
+        e for e in browser.find_elements("css selector", selector) if e.is_displayed()
+    ]
+
+
+def test_no_page_is_wider_than_a_phone_and_code_cells_wrap(site, phone):
+    for page in pages(site):
+        visit(phone, page.as_uri())
+        width, screen, scrolling = phone.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth,"
+            " [...document.querySelectorAll('div.cell_input pre')]"
+            "   .filter(p => p.scrollWidth > p.clientWidth + 1).length]"
+        )
+        assert width <= screen, (
+            f"{page.name} is {width} px wide on a {screen} px screen"
+        )
+        assert scrolling == 0, f"{page.name}: {scrolling} code cells scroll sideways"
+
+
+def test_the_sidebar_and_contents_buttons_open_them_on_a_phone(site, phone):
+    """pydata-sphinx-theme issue 2451: the theme bound a hidden copy of each button."""
+    for page in (site / "index.html", site / f"{NOTEBOOKS[1].stem}.html"):
+        for side in ("primary", "secondary"):
+            visit(phone, page.as_uri())
+            buttons = shown(phone, f".{side}-toggle")
+            if side == "secondary" and page.name == "index.html":
+                assert not buttons, "the home page has no contents to open"
+                continue
+            assert len(buttons) == 1, f"{page.name}: {len(buttons)} {side} buttons"
+            buttons[0].click()
+            time.sleep(0.3)
+            dialog = phone.find_elements(
+                "css selector", f"dialog#pst-{side}-sidebar-modal[open]"
+            )
+            assert dialog and dialog[0].find_elements("css selector", "a"), (
+                f"{page.name}: the {side} sidebar did not open"
+            )
+
+
+def test_the_sidebar_button_hides_and_shows_the_sidebar_on_a_wide_screen(site, browser):
+    visit(browser, (site / f"{NOTEBOOKS[1].stem}.html").as_uri())
+    sidebar = browser.find_element("css selector", "#pst-primary-sidebar")
+    for expected in (False, True):
+        shown(browser, ".primary-toggle")[0].click()
+        time.sleep(0.2)
+        assert sidebar.is_displayed() is expected
+
+
+def test_every_link_works_over_http(site, served, browser):
+    """make serve: every page's links to the site's own pages and files answer 200."""
+    checked = set()
+    for page in pages(site):
+        visit(browser, f"{served}/{page.name}")
+        hrefs = browser.execute_script(
+            "return [...document.querySelectorAll('a[href], img[src]')]"
+            ".map(a => a.href || a.src)"
+        )
+        for href in {h.split("#")[0] for h in hrefs if h.startswith(served)} - checked:
+            checked.add(href)
+            try:
+                with urllib.request.urlopen(href, timeout=10) as answer:
+                    status = answer.status
+            except urllib.error.HTTPError as error:
+                status = error.code
+            assert status == 200, f"{page.name} links to {href}: {status}"
+    assert len(checked) > len(NOTEBOOKS)

@@ -50,6 +50,7 @@ html_theme = "sphinx_book_theme"
 html_title = "Deep learning and GPUs"
 html_static_path = ["_static"]
 html_css_files = ["site.css"]  # tools/templates/site.css: wide tables fit, notes look like notes
+html_js_files = ["site.js"]  # tools/templates/site.js: the sidebar buttons work (issue 2451)
 html_context = {"default_mode": "auto"}  # unset, the theme logs an error on every page
 html_theme_options = {"home_page_in_toc": True, "show_toc_level": 2,
                       # no right-hand contents on the home page: its wide tables get the room
@@ -278,7 +279,7 @@ def write_sources(pages, src):
     shutil.rmtree(src, ignore_errors=True)
     (src / "_static").mkdir(parents=True)
     (src / "conf.py").write_text(CONF if MATHJAX.is_dir() else CONF + TEX_ONLY)
-    for name in ("colab-badge.svg", "site.css"):
+    for name in ("colab-badge.svg", "site.css", "site.js"):
         shutil.copy2(ROOT / "tools" / "templates" / name, src / "_static")
     if MATHJAX.is_dir():
         shutil.copytree(

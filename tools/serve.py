@@ -6,14 +6,18 @@
 It prints the address to open on a phone on the same Wi-Fi (this machine's address on the local
 network) and the one for this machine. "Try your classifier" (try.html) needs http: a browser
 loads WebAssembly only over it, never from a file:// page. The picture a phone classifies stays on
-the phone: the server only sends the page, LiteRT.js and the model. Ctrl-C stops it.
+the phone: the server only sends the page, LiteRT.js and the model. The slide decks
+(build/slides, `make slides`) are served under /slides/, where the pages' "Slides" links find
+them. Ctrl-C stops it.
 """
 
 import argparse
 import functools
 import http.server
+import os
 import socket
 import sys
+from pathlib import Path
 
 from tools import BUILD
 
@@ -29,6 +33,17 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ".js": "text/javascript",
         ".tflite": "application/octet-stream",
     }
+
+    slides = None  # the decks' folder, served under /slides/ (server() sets it)
+
+    def translate_path(self, path):
+        """/slides/... from the decks' folder beside the site, as the pages' ../slides/ links
+        find it from file://; every other path from the site's folder."""
+        route = path.split("?", 1)[0].split("#", 1)[0]
+        if self.slides is not None and route.startswith("/slides/"):
+            inside = super().translate_path("/" + path[len("/slides/") :])
+            return os.path.join(self.slides, os.path.relpath(inside, self.directory))
+        return super().translate_path(path)
 
     def log_request(self, code="-", size="-"):
         if str(code)[:1] not in "23":
@@ -67,9 +82,12 @@ class Server(http.server.ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def server(folder, port=8000, bind="0.0.0.0"):
-    """An HTTP server of `folder` (port 0: any free port); `.serve_forever()` runs it."""
-    return Server((bind, port), functools.partial(Handler, directory=str(folder)))
+def server(folder, port=8000, bind="0.0.0.0", slides=None):
+    """An HTTP server of `folder` (port 0: any free port), and of the decks in `slides`
+    (default: the folder `slides` beside it) under /slides/; `.serve_forever()` runs it."""
+    slides = Path(slides or Path(folder).parent / "slides")
+    handler = type("SiteHandler", (Handler,), {"slides": str(slides)})
+    return Server((bind, port), functools.partial(handler, directory=str(folder)))
 
 
 def main(argv=None):
