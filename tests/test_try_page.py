@@ -7,8 +7,14 @@ default folder and on a portrait photo stored sideways with EXIF orientation 6. 
 the page's input must be the course pipeline's pixels (`data.image_pipeline`: EXIF-upright,
 bilinear resize without antialiasing, rounded to whole values) and its answer the Python LiteRT
 interpreter's on the same file: the same class, every probability within 1e-4.
+
+Issue 69: a picture larger than the course's MAX_PIXELS is shrunk while it is decoded, one the
+browser cannot draw (it reads back all zeros) is refused, as is a file that is no picture, and
+neither leaves the last answer on screen; an optional band.json gives the page notebook 06's
+"not sure" band; the picker does not force the camera.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -71,6 +77,19 @@ def sideways_portrait(path, subsampling):
     return path
 
 
+@contextlib.contextmanager
+def serving(site):
+    """The address of `site`'s try.html, served on a free port of 127.0.0.1 while in use."""
+    httpd = serve.server(site, port=0, bind="127.0.0.1")
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/try.html"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """(the page's address, the model file, the pictures): the page built with the model
@@ -89,12 +108,8 @@ def served(tmp_path_factory):
     lite.write_bytes(export.to_tflite(root / "model" / "saved_model"))
     (root / "model" / "class_names.json").write_text(json.dumps(CLASSES))
     build_site.try_page(root / "site", root / "model")
-    httpd = serve.server(root / "site", port=0, bind="127.0.0.1")
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/try.html", lite, pictures
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(root / "site") as url:
+        yield url, lite, pictures
 
 
 def interpret(lite, pixels):
@@ -131,8 +146,9 @@ def wait_for(browser, states, seconds=60):
     )
 
 
-def classify(browser, picture):
-    """The page's answer for the file `picture`, chosen in its file picker."""
+def choose(browser, picture):
+    """What the page says of the file `picture`, chosen in its file picker: its tryPage.last,
+    {name, problem} for a picture it refused."""
     browser.find_element("id", "file").send_keys(str(picture))
     for _ in range(600):
         last = browser.execute_script(
@@ -141,14 +157,19 @@ def classify(browser, picture):
             ": null"
         )
         if last and last["name"] == picture.name:
-            pixels = browser.execute_script(
-                "return Array.from(window.tryPage.lastInput)"
-            )
-            return last, np.array(pixels, "float32").reshape(SIZE, SIZE, 3)
+            return last
         time.sleep(0.1)
     raise AssertionError(
         f"no answer for {picture.name}: {browser.find_element('id', 'status').text}"
     )
+
+
+def classify(browser, picture):
+    """The page's answer for the file `picture` and the model's input it made of it."""
+    last = choose(browser, picture)
+    assert "problem" not in last, last
+    pixels = browser.execute_script("return Array.from(window.tryPage.lastInput)")
+    return last, np.array(pixels, "float32").reshape(SIZE, SIZE, 3)
 
 
 @chromium.needed
@@ -212,6 +233,178 @@ def test_the_page_answers_as_python_litert_on_the_same_file(served, browser):
         if e["level"] == "SEVERE" and not re.search(r'"(INFO|WARNING): ', e["message"])
     ]
     assert not errors, errors
+
+
+def big_photo(path):
+    """A 48-megapixel phone photo held upright (6000 x 8000 upright, stored 8000 x 6000 on its
+    side with EXIF orientation 6, as a phone stores it), smooth, so that it compresses to little
+    and two decoders shrinking it agree within a few levels."""
+    x, y = np.arange(8000)[None, :], np.arange(6000)[:, None]
+    stored = np.empty((6000, 8000, 3), "uint8")
+    stored[..., 0] = x * 255 // 7999
+    stored[..., 1] = y * 255 // 5999
+    stored[..., 2] = 128 + 100 * np.sin(x / 300) * np.cos(y / 400)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    Image.fromarray(stored).save(path, exif=exif, quality=90)
+    return path
+
+
+def shown(browser):
+    """What the page shows besides its status: the bars, the timing, the canvas's size."""
+    return browser.execute_script("""
+        const canvas = document.getElementById('picture');
+        return {bars: document.querySelectorAll('#answers > *').length,
+                timing: document.getElementById('timing').textContent,
+                canvas: [canvas.width, canvas.height]};""")
+
+
+@chromium.needed
+@pytest.mark.browser
+def test_a_large_picture_is_shrunk_one_the_browser_cannot_draw_refused(
+    served, browser, tmp_path
+):
+    """Issue 69: a 300-megapixel photo was drawn on a canvas larger than the browser can
+    allocate, read back as zeros and classified; the canvas stayed broken for the next photo.
+    Chromium's canvas holds at most 2^28 pixels and 65,535 a side (measured: a larger one reads
+    back all zeros, and keeps doing so when made small again)."""
+    url, lite, pictures = served
+    browser.get(url)
+    wait_for(browser, ("ready",))
+    # more than MAX_PIXELS: shrunk while decoding by the pipeline's JPEG scale, 1/2
+    photo = big_photo(tmp_path / "photo_48mp.jpg")
+    last, page_pixels = classify(browser, photo)
+    pixels, expected = python_answer(lite, photo)
+    upright = decoding.decode_picture(tf.io.read_file(str(photo)))  # at 1/2, turned
+    assert upright.shape[:2] == (4000, 3000)
+    assert (last["width"], last["height"]) == (3000, 4000)
+    assert last["shrunk"] and last["original"] == {"width": 6000, "height": 8000}
+    status = browser.find_element("id", "status").text
+    assert "6000 × 8000 pixels" in status and "shrunk to 3000 × 4000" in status, status
+    differs = np.abs(page_pixels - pixels)
+    print(
+        f"{photo.name}: the page's input differs from the pipeline's by "
+        f"{differs.max():.0f} at most (mean {differs.mean():.2f}); {last['ms']:.2f} ms"
+    )
+    assert differs.max() <= JPEG_LEVELS and differs.mean() <= 1.5
+    assert last["label"] == int(expected.argmax())
+    # under MAX_PIXELS but wider than a canvas may be: the browser draws nothing, and the page
+    # says so rather than classify zeros
+    wide = tmp_path / "panorama_65536x2.png"
+    Image.new("RGB", (65536, 2), (10, 200, 30)).save(wide)
+    refused = choose(browser, wide)
+    assert "could not draw" in refused.get("problem", ""), refused
+    assert "65536 × 2" in refused["problem"]
+    assert browser.execute_script("return window.tryPage.state") == "error"
+    assert browser.find_element("id", "status").text == refused["problem"]
+    assert shown(browser) == {"bars": 0, "timing": "", "canvas": [0, 0]}
+    # and the next ordinary picture is read as before, not from a broken canvas
+    last, page_pixels = classify(browser, pictures[0])
+    pixels, expected = python_answer(lite, pictures[0])
+    assert np.abs(page_pixels - pixels).max() == 0
+    np.testing.assert_allclose(last["probabilities"], expected, atol=TOLERANCE)
+
+
+def test_the_page_s_pixel_limit_is_the_course_s():
+    script = (build_site.TEMPLATES / "try.js").read_text()
+    limit = re.search(r"const MAX_PIXELS = ([\d_]+);", script)
+    assert limit and int(limit[1].replace("_", "")) == decoding.MAX_PIXELS
+    page = " ".join((build_site.TEMPLATES / "try.html").read_text().split())
+    assert f"more than {decoding.MAX_PIXELS / 1e6:g} million pixels" in page
+
+
+@chromium.needed
+@pytest.mark.browser
+def test_a_file_that_is_no_picture_clears_the_last_answer(served, browser, tmp_path):
+    """Issue 69: the browser's "The source image could not be decoded." under the last photo
+    and its bars looked like an answer for the bad file."""
+    url, _, pictures = served
+    browser.get(url)
+    wait_for(browser, ("ready",))
+    classify(browser, pictures[0])
+    assert shown(browser)["bars"] == len(CLASSES)
+    notes = tmp_path / "notes.jpg"
+    notes.write_text("milk, eggs, bread\n")
+    refused = choose(browser, notes)
+    assert "notes.jpg could not be read as a picture" in refused.get("problem", "")
+    status = browser.find_element("id", "status")
+    assert status.text == refused["problem"]
+    assert "problem" in status.get_attribute("class")
+    assert shown(browser) == {"bars": 0, "timing": "", "canvas": [0, 0]}
+    last, _ = classify(browser, pictures[1])  # and the next picture is answered
+    assert shown(browser)["bars"] == len(CLASSES) and last["name"] == pictures[1].name
+
+
+@chromium.needed
+@pytest.mark.browser
+def test_band_json_makes_the_page_say_not_sure(served, browser, tmp_path):
+    """Notebook 06's "not sure" band, from an optional band.json beside the model:
+    {"answer_above": p} names the likeliest class only when its probability is above p."""
+    url, lite, pictures = served
+    # without band.json the page names the likeliest class, as before, and asks for no band
+    browser.get(url)
+    wait_for(browser, ("ready",))
+    assert not browser.find_elements("id", "band")
+    last, _ = classify(browser, pictures[0])
+    assert last["verdict"] == last["className"]
+    assert browser.find_element("id", "status").text == (
+        f"{pictures[0].name}: {last['className']}."
+    )
+    # a band between two pictures' top probabilities
+    upright = pictures[:3]  # stored upright: the page's probabilities are Python's
+    tops = {p: float(python_answer(lite, p)[1].max()) for p in upright}
+    unsure, sure = min(tops, key=tops.get), max(tops, key=tops.get)
+    assert tops[sure] - tops[unsure] > 100 * TOLERANCE, tops
+    above = round((tops[sure] + tops[unsure]) / 2, 4)
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("model.tflite", "class_names.json"):
+        (model / name).write_bytes((lite.parent / name).read_bytes())
+    (model / "band.json").write_text(json.dumps({"answer_above": above}))
+    build_site.try_page(tmp_path / "site", model)
+    page = (tmp_path / "site" / "try.html").read_text()
+    assert '<code id="band">_try/band.json</code>' in page
+    with serving(tmp_path / "site") as band_url:
+        browser.get(band_url)
+        assert wait_for(browser, ("ready", "error")) == "ready"
+        status = browser.find_element("id", "status").text
+        assert f"above {100 * above:.1f} %" in status and '"not sure"' in status, status
+        last, _ = classify(browser, unsure)
+        top = CLASSES[int(np.argmax(last["probabilities"]))]
+        assert last["verdict"] == "not sure" and last["className"] == top
+        status = browser.find_element("id", "status").text
+        said = f"{unsure.name}: not sure ({top} is the likeliest at"
+        assert status.startswith(said), status
+        bars = browser.find_elements("css selector", "#answers .bar")
+        assert len(bars) == len(CLASSES) and all(bar.is_displayed() for bar in bars)
+        last, _ = classify(browser, sure)
+        top = CLASSES[int(np.argmax(last["probabilities"]))]
+        assert last["verdict"] == last["className"] == top
+        assert browser.find_element("id", "status").text == (
+            f"{sure.name}: {last['className']}."
+        )
+    # a band the page cannot use is an error, as in notebook 06
+    (model / "band.json").write_text(json.dumps({"answer_above": 70}))
+    build_site.try_page(tmp_path / "wrong", model)
+    with serving(tmp_path / "wrong") as wrong_url:
+        browser.get(wrong_url)
+        assert wait_for(browser, ("ready", "error")) == "error"
+        status = browser.find_element("id", "status").text
+        assert 'band.json must be {"answer_above": p} with 0 <= p <= 1' in status
+    # rebuilt without one, the site keeps no band.json
+    (model / "band.json").unlink()
+    build_site.try_page(tmp_path / "site", model)
+    assert not (tmp_path / "site" / "_try" / "band.json").exists()
+    assert 'id="band"' not in (tmp_path / "site" / "try.html").read_text()
+
+
+def test_the_picker_offers_the_camera_and_files_alike(served):
+    """No `capture`: on a phone it may open the camera at once, with no way to choose a file;
+    accept="image/*" offers the camera among the choices."""
+    url, _, _ = served
+    page = urllib.request.urlopen(url).read().decode()
+    picker = re.search(r'<input id="file"[^>]*>', page)[0]
+    assert 'accept="image/*"' in picker and "capture" not in picker, picker
 
 
 def test_a_wrong_resize_would_change_the_answer(served):

@@ -193,8 +193,9 @@ def lacks(model=MODEL):
 
 def try_page(out, model=MODEL):
     """try.html and its _try/ folder in the site `out`: the page, LiteRT.js from node_modules/
-    and the model and class names from `model`. Without either the page says how to get them
-    and loads no script."""
+    and the model and class names from `model`, and its "not sure" band (band.json) where
+    `model` has one. Without LiteRT.js or the model the page says how to get them and loads no
+    script."""
     folder = out / "_try"
     folder.mkdir(parents=True, exist_ok=True)
     missing = lacks(model)
@@ -216,6 +217,13 @@ def try_page(out, model=MODEL):
     if (model / "model.tflite").is_file() and (model / "class_names.json").is_file():
         for name in ("model.tflite", "class_names.json"):
             shutil.copy2(model / name, folder / name)
+    # the page asks for band.json only where try.html names it (no request that would fail)
+    band = ""
+    if (model / "band.json").is_file():
+        shutil.copy2(model / "band.json", folder / "band.json")
+        band = ', "not sure" band: <code id="band">_try/band.json</code>'
+    else:
+        (folder / "band.json").unlink(missing_ok=True)
     shutil.copy2(TEMPLATES / "try.js", folder / "try.js")
     status = (
         "This page lacks " + "; and ".join(missing) + "."
@@ -225,7 +233,9 @@ def try_page(out, model=MODEL):
     script = "" if missing else '<script type="module" src="_try/try.js"></script>'
     html = (TEMPLATES / "try.html").read_text()
     (out / "try.html").write_text(
-        html.replace("@STATUS@", status).replace("@SCRIPT@", script)
+        html.replace("@STATUS@", status)
+        .replace("@SCRIPT@", script)
+        .replace("@BAND@", band)
     )
 
 

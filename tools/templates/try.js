@@ -6,8 +6,18 @@ import {Tensor, loadAndCompile, loadLiteRt} from "./litert/index.js";
 
 const $ = (id) => document.getElementById(id);
 // What the page did last, for tests/test_try_page.py: state "loading", "ready", "busy", "done"
-// or "error"; the model's input of the last picture and its probabilities in class order.
+// or "error"; the model's input of the last picture and its probabilities in class order, or
+// for a picture it refused {name, problem}.
 const page = (window.tryPage = {state: "loading", last: null, lastInput: null});
+// The course's limit (helpers/decoding.py's MAX_PIXELS, which tests/test_try_page.py checks):
+// a larger picture is shrunk while it is decoded, by 2, 4, 8… each way, the scales at which the
+// course's pipeline decodes a large JPEG, to the first that fits. The browser could not draw a
+// 300-megapixel picture at all (Chromium's canvas holds at most 2^28 pixels, 65,535 a side;
+// phones less), and a phone could run out of memory decoding one whole.
+const MAX_PIXELS = 40_000_000;
+
+// A picture the page will not classify, with the reason in plain words.
+class Refusal extends Error {}
 
 function say(text, problem = false) {
   $("status").textContent = text;
@@ -59,7 +69,22 @@ function resizeBilinear(rgba, width, height, outHeight, outWidth) {
   return out;
 }
 
-let model, classes, inputShape;
+let model, classes, inputShape, band = null;
+
+// band.json (optional, beside the model): {"answer_above": p}, 0 <= p <= 1. The page names the
+// most probable class only when its probability is above p, and says "not sure" at p or below:
+// notebook 06's "not sure" band, which for two classes and the band (1 - p, p) on p(dog) says
+// the same, for any number of classes.
+function checkBand(json) {
+  const p = json && json.answer_above;
+  if (typeof p !== "number" || !(p >= 0 && p <= 1)) {
+    throw new Error(`band.json must be {"answer_above": p} with 0 <= p <= 1, got ` +
+                    `${JSON.stringify(json)}: run notebook 12 again`);
+  }
+  return {answer_above: p};
+}
+
+const percent = (p) => `${(100 * p).toFixed(1)} %`;
 
 async function run(pixels) {
   const tensor = new Tensor(pixels, inputShape);
@@ -76,10 +101,14 @@ async function run(pixels) {
 async function start() {
   say("Loading LiteRT.js and the model…");
   await loadLiteRt(new URL("litert/", import.meta.url).href);
-  const [names, bytes] = await Promise.all([
+  // try.html names _try/band.json where tools/build_site.py copied one: asked for only then, so
+  // a site without it loads nothing that is not there
+  const [names, bytes, bandJson] = await Promise.all([
     fetch(new URL("class_names.json", import.meta.url)).then((r) => r.json()),
-    fetch(new URL("model.tflite", import.meta.url)).then((r) => r.arrayBuffer())]);
+    fetch(new URL("model.tflite", import.meta.url)).then((r) => r.arrayBuffer()),
+    $("band") ? fetch(new URL("band.json", import.meta.url)).then((r) => r.json()) : null]);
   classes = names;
+  if (bandJson !== null) band = checkBand(bandJson);
   model = await loadAndCompile(new Uint8Array(bytes), {accelerator: "wasm"});
   // [batch, height, width, 3]; the batch is -1 (any) in a file exported as notebook 12 does
   inputShape = Array.from(model.getInputDetails()[0].shape, (n, i) => (i === 0 ? 1 : n));
@@ -91,7 +120,8 @@ async function start() {
   await run(new Float32Array(inputShape.reduce((a, b) => a * b, 1)));  // a first run sets up
   page.state = "ready";
   say(`Ready: ${classes.length} classes (${classes.join(", ")}), pictures resized to ` +
-      `${inputShape[2]} × ${inputShape[1]} pixels.`);
+      `${inputShape[2]} × ${inputShape[1]} pixels.` + (band ? ` It names a class only when ` +
+      `its probability is above ${percent(band.answer_above)}, else says "not sure".` : ""));
 }
 
 function show(probabilities, ms, runs) {
@@ -103,7 +133,7 @@ function show(probabilities, ms, runs) {
     label.className = "label";
     const name = document.createElement("span"), value = document.createElement("span");
     name.textContent = classes[i];
-    value.textContent = `${(100 * probabilities[i]).toFixed(1)} %`;
+    value.textContent = percent(probabilities[i]);
     label.append(name, value);
     const track = document.createElement("div"), bar = document.createElement("div");
     track.className = "track";
@@ -117,23 +147,108 @@ function show(probabilities, ms, runs) {
       `(median of ${runs} runs, LiteRT.js on the CPU through WebAssembly).`;
 }
 
+// A new, empty picture: a canvas the browser could not allocate loses its context for good
+// (Chromium reads zeros from it ever after, even made small), so each picture gets its own.
+function freshCanvas(width, height) {
+  const canvas = document.createElement("canvas");
+  canvas.id = "picture";
+  canvas.width = width;
+  canvas.height = height;
+  $("picture").replaceWith(canvas);
+  return canvas;
+}
+
+// The last picture's answer off the page, so nothing left on screen looks like the next one's.
+function clear() {
+  freshCanvas(0, 0);
+  $("answers").replaceChildren();
+  $("timing").textContent = "";
+  page.last = page.lastInput = null;
+}
+
+// The upright picture's width and height from its header, before it is decoded (an <img>
+// decodes only when painted): undefined if the browser cannot read the file as a picture.
+async function uprightSize(file) {
+  const url = URL.createObjectURL(file);
+  const image = new Image();
+  try {
+    await new Promise((resolve, reject) => {
+      image.onload = resolve;
+      image.onerror = reject;
+      image.src = url;
+    });
+    return [image.naturalWidth, image.naturalHeight];
+  } catch {
+    return undefined;
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+const unreadable = (name) => new Refusal(
+    `${name} could not be read as a picture: this browser cannot decode it. Nothing was ` +
+    "classified; choose a photo or a picture file (JPEG, PNG, WebP…).");
+
+// The picture upright as its EXIF orientation says, colours as stored (no colour profile
+// applied), as TensorFlow's decoder gives them; shrunk while decoding when it has more pixels
+// than the limit. Returns {bitmap, width, height, scale}: the size before shrinking by 1/scale.
+async function decode(file) {
+  const size = await uprightSize(file);
+  if (!size || !(size[0] > 0 && size[1] > 0)) throw unreadable(file.name);
+  const [width, height] = size;
+  let scale = 1;
+  while (Math.ceil(width / scale) * Math.ceil(height / scale) > MAX_PIXELS) scale *= 2;
+  const options = {imageOrientation: "from-image", colorSpaceConversion: "none"};
+  if (scale > 1) {  // as a JPEG decoder's 1/scale: whole output pixels, a box-like average
+    Object.assign(options, {resizeWidth: Math.ceil(width / scale),
+                            resizeHeight: Math.ceil(height / scale), resizeQuality: "medium"});
+  }
+  try {
+    return {bitmap: await createImageBitmap(file, options), width, height, scale};
+  } catch (error) {
+    console.warn(error);
+    throw new Refusal(`This browser could not decode ${file.name} (${width} × ${height} ` +
+                      "pixels) at that size. Nothing was classified; try a smaller copy of it.");
+  }
+}
+
 async function classify(file) {
-  if (page.state === "loading" || page.state === "busy") return;
+  if (!model || page.state === "loading" || page.state === "busy") return;
   page.state = "busy";
+  clear();
   say(`Reading ${file.name}…`);
-  // Upright as its EXIF orientation says; colours as stored (no colour profile applied), as
-  // TensorFlow's decoder gives them.
-  const bitmap = await createImageBitmap(file, {imageOrientation: "from-image",
-                                                colorSpaceConversion: "none"});
-  const canvas = $("picture");
-  canvas.width = bitmap.width;
-  canvas.height = bitmap.height;
+  try {
+    await answer(file);
+  } catch (error) {
+    clear();
+    const problem = error instanceof Refusal ? error.message :
+        `Something went wrong with ${file.name}: ${error.message || error}`;
+    if (!(error instanceof Refusal)) console.error(error);
+    page.last = {name: file.name, problem};
+    page.state = "error";
+    say(problem, true);
+  }
+}
+
+async function answer(file) {
+  const {bitmap, width, height, scale} = await decode(file);
+  const canvas = freshCanvas(bitmap.width, bitmap.height);
   const context = canvas.getContext("2d", {willReadFrequently: true});
-  context.fillStyle = "#fff";  // transparent parts on white, as the pipeline reads them
-  context.fillRect(0, 0, bitmap.width, bitmap.height);
-  context.drawImage(bitmap, 0, 0);  // one to one: the browser scales nothing
+  let rgba;
+  if (context) {  // null where the browser refuses a canvas this large (Safari)
+    context.fillStyle = "#fff";  // transparent parts on white, as the pipeline reads them
+    context.fillRect(0, 0, bitmap.width, bitmap.height);
+    context.drawImage(bitmap, 0, 0);  // one to one: the browser scales nothing here
+    rgba = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  }
   bitmap.close();
-  const rgba = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  // Drawn on opaque white, a picture has no transparent black pixel: all zeros (transparent
+  // black) means the browser could not draw a canvas this large and gave nothing.
+  if (!rgba || !new Uint32Array(rgba.buffer, rgba.byteOffset, rgba.length / 4).some((v) => v)) {
+    throw new Refusal(`This browser could not draw ${file.name} (${canvas.width} × ` +
+                      `${canvas.height} pixels): it read back empty. Nothing was classified; ` +
+                      "try a smaller copy of it.");
+  }
   const pixels = resizeBilinear(rgba, canvas.width, canvas.height, inputShape[1], inputShape[2]);
   const times = [];
   let probabilities;
@@ -145,12 +260,19 @@ async function classify(file) {
   const ms = times.sort((a, b) => a - b)[2];
   show(probabilities, ms, times.length);
   const best = probabilities.indexOf(Math.max(...probabilities));
+  const sure = !band || probabilities[best] > band.answer_above;
+  const shrunk = scale > 1;
   page.lastInput = pixels;
   page.last = {name: file.name, label: best, className: classes[best], ms,
+               verdict: sure ? classes[best] : "not sure",
                probabilities: Array.from(probabilities), width: canvas.width,
-               height: canvas.height};
+               height: canvas.height, original: {width, height}, shrunk};
   page.state = "done";
-  say(`${file.name}: ${classes[best]}.`);
+  say(`${file.name}: ` + (sure ? `${classes[best]}.` : `not sure (${classes[best]} is the ` +
+      `likeliest at ${percent(probabilities[best])}, not above ${percent(band.answer_above)}).`) +
+      (shrunk ? ` The picture has ${width} × ${height} pixels, more than the ` +
+       `${MAX_PIXELS / 1e6} million the course decodes: it was shrunk to ${canvas.width} × ` +
+       `${canvas.height} while decoding.` : ""));
 }
 
 function failed(error) {
