@@ -50,6 +50,13 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
+# JupyterLab's settings for the course, in the venv (not the learner's home): no pop-up asking
+# whether to fetch Jupyter's news (tools/templates/jupyterlab-overrides.json).
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(LAB_SETTINGS): tools/templates/jupyterlab-overrides.json $(VENV)/.installed
+	mkdir -p $(dir $@)
+	cp $< $@
+
 # After changing requirements.txt: resolve the whole environment again, with hashes, for every
 # platform at once. uv's universal resolution writes one lock whose environment markers pin what
 # only some platforms need (appnope on macOS, colorama and pywinpty on Windows), from one run on
@@ -79,7 +86,7 @@ install Node.js (nodejs.org or your package manager), then run this again." >&2;
 
 # A run cut short goes on with the notebooks not yet built; FORCE=1 runs every notebook again.
 # Without npm: the notebooks and the site, and one line on how to get the decks.
-course: $(VENV)/.installed $(NODE_PACKAGES)
+course: $(VENV)/.installed $(LAB_SETTINGS) $(NODE_PACKAGES)
 	$(PY) -m tools.run_course --profile $(PROFILE) $(if $(FORCE),--force)
 	$(if $(NPM),$(PY) -m tools.export_slides --profile $(PROFILE))
 	$(PY) -m tools.build_site --profile $(PROFILE)
@@ -117,7 +124,7 @@ slides: $(VENV)/.installed node_modules/.installed
 # deck and browser tests are skipped with the reason, except under CI (CI set, as .ci/run does),
 # where they fail.
 TEST_WORKERS ?= 2
-test: $(VENV)/.installed $(NODE_PACKAGES)
+test: $(VENV)/.installed $(LAB_SETTINGS) $(NODE_PACKAGES)
 	$(VENV)/bin/ruff check conftest.py helpers tests tools notebooks
 	$(VENV)/bin/ruff format --check conftest.py helpers tests tools notebooks
 	@trap 'exit 130' INT TERM; rm -rf build/test-executed; start=$$(date +%s); \
@@ -146,7 +153,7 @@ check: $(VENV)/.installed
 test-slow: $(VENV)/.installed
 	COURSE_PROFILE=sample $(PY) -m pytest --run-slow -m slow tests
 
-lab: $(VENV)/.installed
+lab: $(VENV)/.installed $(LAB_SETTINGS)
 	$(VENV)/bin/jupyter lab notebooks/
 
 # Each notebook's exercises and what their checks found (build/progress.json, never in git).

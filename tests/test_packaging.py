@@ -234,6 +234,7 @@ PROJECT_CHECKS = {
     "gpu_rehearsal": "every module's GPU branches under a fake T4",
     "imports": "how the helper modules import one another and TensorFlow",
     "install": "make course without npm",
+    "jupyterlab": "a learner's run of a notebook and its exercise in JupyterLab",
     "notebook_rules": "the rules every notebook keeps",
     "packaging": "the install files, the Makefile's targets, and these names",
     "site": "the website in a browser",
