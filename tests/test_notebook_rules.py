@@ -78,7 +78,11 @@ def problems(nb, name):
     tags = [c.get("metadata", {}).get("tags", []) for c in cells]
     if nb["metadata"].get("kernelspec", {}).get("name") != "python3":
         found.append("kernel: not python3")
-    if not cells or "colab-badge" not in tags[0] or text(cells[0]) != colab.badge(name):
+    if (
+        not cells
+        or "colab-badge" not in tags[0]
+        or text(cells[0]) != colab.badge(name, image=False)
+    ):
         found.append(
             "colab: first cell is not the badge for this notebook (tools/colab.py)"
         )

@@ -2,11 +2,12 @@
 
     python -m tools.colab        # every notebook in notebooks/, and the badges in README.md
 
-Each notebook gets, at the top, a badge cell (tag `colab-badge`) and, after its header, a
-lead-in plus a setup cell (tag `colab-setup`) that on Colab only clones the course, installs
-what Colab lacks (never TensorFlow or Keras) and moves into the course; elsewhere it does
-nothing. The repository is `[tool.course] repository` in pyproject.toml: change it there
-and re-run this tool. Cells that already carry the tags are updated in place.
+Each notebook gets, at the top, a plain "Open in Colab" link (tag `colab-badge`; offline a
+badge image would show broken) and, after its header, a lead-in plus a setup cell (tag
+`colab-setup`) that on Colab only clones the course, installs what Colab lacks (never
+TensorFlow or Keras) and moves into the course; elsewhere it does nothing. The repository is
+`[tool.course] repository` in pyproject.toml: change it there and re-run this tool. Cells
+that already carry the tags are updated in place.
 """
 
 import re
@@ -44,10 +45,15 @@ if "google.colab" in sys.modules and not os.path.isdir("../helpers"):
     sys.path.insert(0, os.path.abspath(".."))"""
 
 
-def badge(name):
-    """Markdown for the badge that opens notebooks/`name` in Colab."""
+def badge(name, image=True):
+    """Markdown for the badge that opens notebooks/`name` in Colab; `image=False`: a plain
+    link, as the notebooks have it (offline, JupyterLab would show the badge broken)."""
     url = f"https://colab.research.google.com/github/{REPO}/blob/{BRANCH}/notebooks/{name}"
-    return f"[![Open In Colab]({BADGE_IMAGE})]({url})"
+    return (
+        f"[![Open In Colab]({BADGE_IMAGE})]({url})"
+        if image
+        else f"[Open in Colab]({url})"
+    )
 
 
 def colab_pins():
@@ -91,7 +97,7 @@ def apply(path):
     old_badge = next((c for c in ours if tagged(c, BADGE_TAG)), None)
     old_setup = [c for c in ours if tagged(c, SETUP_TAG)] + [None, None]
     nb.cells = [
-        updated(old_badge, "markdown", badge(path.name), BADGE_TAG),
+        updated(old_badge, "markdown", badge(path.name, image=False), BADGE_TAG),
         *rest[:1],
         updated(old_setup[0], "markdown", SETUP_LEAD_IN, SETUP_TAG),
         updated(old_setup[1], "code", setup_code(), SETUP_TAG),
