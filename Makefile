@@ -136,6 +136,9 @@ test: $(VENV)/.installed $(LAB_SETTINGS) $(NODE_PACKAGES)
 	b=$$?; unset COURSE_EXECUTED; $(PY) -m pytest -q -m "busy or alone" tests; c=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s; exit codes: notebooks and tests $$a, \
 	slides and site $$b, busy $$c"; \
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || echo "make test: \
+	the browser tests (site, decks, classifier page, JupyterLab) were skipped: they need \
+	Chromium and its driver (Debian/Ubuntu: sudo apt-get install chromium chromium-driver)."; \
 	for rc in $$a $$b $$c; do \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; fi; [ $$rc -eq 0 ] || exit 1; \
 	done
