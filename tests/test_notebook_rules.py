@@ -9,6 +9,7 @@ A checked cell (one whose stored output nbval compares) carries the cell tag
 import copy
 import json
 import re
+from pathlib import Path
 
 from tools import code_width, colab, notebooks, slide_types
 from tools.checked_cells import CHECK_TAG, is_checked
@@ -27,7 +28,7 @@ ENDING = ("## Summary", "## Exercises", "## Questionnaire")
 # stands in sections headed DEEP_DIVE, after the core and before the summary.
 DEEP_DIVE = "## Deep dive (optional) · "
 CORE_WORDS = 2500
-NOTES = slide_types.NOTES
+NOTES = "**Instructor notes"  # advice to a room the learner is not in: INSTRUCTORS.md
 MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
 # Words for the course's maintainers, not its learners: no markdown cell may say them
 # (JupyterLab shows no slides, and a learner is never told which cells a test checks).
@@ -133,12 +134,14 @@ def problems(nb, name):
         for i, c in enumerate(cells)
         if c["cell_type"] == "markdown" and text(c).lstrip().startswith(NOTES)
     ]
-    if not notes:
-        found.append(f"notes: no speaker notes (a markdown cell starting {NOTES})")
-    if len(notes) > 1:
+    if notes:
         found.append(
-            f"notes: {len(notes)} instructor notes (cells {notes}); at most one per "
-            "notebook: definitions go to the learner's text, advice into one cell"
+            f"notes: instructor notes in the notebook (cells {notes}); they belong in "
+            f"{slide_types.GUIDE.name}, which the decks show as speaker notes"
+        )
+    if not slide_types.speaker_notes(Path(name)):
+        found.append(
+            f"notes: {slide_types.GUIDE.name} has no section '## {name[:2]} · …'"
         )
     if sum(is_checked(cells[i]) for i in code) < 3:
         found.append(f"outputs: fewer than three checked cells (tag {CHECK_TAG})")
@@ -343,17 +346,8 @@ BREAKAGES = {
     ),
     "markers": lambda nb: nb["cells"][-4].update(source=f"x = 1  {MARK}"),
     "slides: empty": lambda nb: nb["cells"][2].update(source="  \n"),
-    "notes: no": lambda nb: [
-        c.update(source="Notes for nobody.")
-        for c in nb["cells"]
-        if text(c).startswith(NOTES)
-    ],
-    "notes: 2 instructor": lambda nb: nb["cells"].insert(
-        *next(
-            (i + 1, copy.deepcopy(c))
-            for i, c in enumerate(nb["cells"])
-            if text(c).startswith(NOTES)
-        )
+    "notes: instructor notes in": lambda nb: nb["cells"].insert(
+        5, {"cell_type": "markdown", "metadata": {}, "source": [NOTES + ":** hi"]}
     ),
     "maintenance: 'checked cell'": lambda nb: first_section(nb).update(
         source=text(first_section(nb)) + "\n\nThe Checked Cell below prints it."
@@ -424,3 +418,12 @@ def test_lint_catches_a_broken_exercise_section(rule):
     broken = copy.deepcopy(nb)
     EXERCISE_BREAKAGES[rule](broken)
     assert any(p.startswith(rule) for p in problems(broken, path.name)), rule
+
+
+def test_speaker_notes_are_the_guides_section_of_the_notebook(tmp_path):
+    guide = tmp_path / "guide.md"
+    guide.write_text(
+        "# For instructors\n\n## 01 · One\n\nAsk.\n\n## 02 · Two\n\nShow.\n"
+    )
+    assert slide_types.speaker_notes(Path("02_two.ipynb"), guide) == "Show."
+    assert slide_types.speaker_notes(Path("03_three.ipynb"), guide) is None

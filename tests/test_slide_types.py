@@ -16,14 +16,13 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
             md("## 1 · Idea"),
             md("We train; expect 90 %."),
             code("model.fit()"),
-            md("**Instructor notes:** go slow"),
             md("### Detail"),
             md("More."),
             code("x = 1"),
             md("## Summary"),
         ]
     )
-    nb.cells[8].metadata["slideshow"] = {"slide_type": "fragment"}  # chosen by hand
+    nb.cells[7].metadata["slideshow"] = {"slide_type": "fragment"}  # chosen by hand
     path = tmp_path / "01_x.ipynb"
     nbformat.write(nb, path)
     assert slide_types.apply(path) and not slide_types.apply(path)
@@ -38,7 +37,6 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
         "slide",
         "-",
         "fragment",
-        "notes",
         "subslide",
         "fragment",
         "fragment",
@@ -46,6 +44,6 @@ def test_slide_types_follow_the_rules_and_keep_hand_made_choices(tmp_path):
     ]
     assert slide_types.apply(path, reset=True)
     assert (
-        nbformat.read(path, as_version=4).cells[8].metadata.slideshow["slide_type"]
+        nbformat.read(path, as_version=4).cells[7].metadata.slideshow["slide_type"]
         == "-"
     )

@@ -82,9 +82,10 @@ def test_deck_matches_its_metadata_and_loads_nothing_from_the_web(decks, browser
     assert browser.execute_script(
         "return document.querySelectorAll('.fragment').length"
     ) == count(nb, "fragment")
+    # the instructors' section of INSTRUCTORS.md: the title slide's speaker notes
     assert browser.execute_script(
         "return document.querySelectorAll('aside.notes').length"
-    ) == count(nb, "notes")
+    ) == 1 + count(nb, "notes")
     html = decks(path).read_text()
     assert not re.findall(r"<(?:script|link)[^>]+(?:src|href)=\"(?:https?:)?//", html)
     assert browser.execute_script("return typeof MathJax.Hub") == "object"

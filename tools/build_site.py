@@ -7,9 +7,8 @@ Sphinx with myst-nb renders every executed notebook (outputs and figures include
 executed again) with sphinx-book-theme: a sidebar in teaching order, a table of contents per
 page, full-text search. Each page links its slide deck, Colab and the notebook file. The home
 page has the course map, how to run the course, and the recorded results in results/; the
-glossary (notebooks/glossary.md) is the last page.
-Instructor notes are collapsed on the pages (the decks keep them as speaker notes), and wide
-tables wrap instead of being cut off (tools/templates/site.css).
+glossary (notebooks/glossary.md) and the instructors' notes (INSTRUCTORS.md) are the last
+pages. Wide tables wrap instead of being cut off (tools/templates/site.css).
 Everything the pages load is copied next to them: nothing comes from the web. MathJax comes
 from npm (node_modules/, as for the decks); without Node the site is built all the same, its
 formulas shown as TeX source.
@@ -36,7 +35,7 @@ from tools import (
     notebook_parser,
     notebooks,
 )
-from tools.slide_types import NOTES
+from tools.slide_types import GUIDE
 
 import nbformat
 
@@ -111,27 +110,11 @@ def links(path, decks):
     return " · ".join(found)
 
 
-def collapsed(notes):
-    """Instructor notes (markdown starting with NOTES) as a closed <details> block: a learner
-    reading the page sees one line, an instructor opens it."""
-    body = notes[len(NOTES) :].strip()
-    # "**Instructor notes:** the header..." -> "The header..."
-    body = body[:1].upper() + body[1:]
-    return (
-        f'<details class="instructor-notes">\n<summary>Instructor notes</summary>\n\n'
-        f"{body}\n\n</details>"
-    )
-
-
 def page(nb, path, decks):
-    """The notebook as the site shows it: the Colab plumbing replaced by a line of links,
-    the instructor notes collapsed."""
+    """The notebook as the site shows it: the Colab plumbing replaced by a line of links."""
     # a copy: the notebook is left as it was
     nb = nbformat.from_dict(json.loads(json.dumps(nb)))
     nb.cells = [c for c in nb.cells if not is_plumbing(c)]
-    for cell in nb.cells:
-        if cell.cell_type == "markdown" and cell.source.startswith(NOTES):
-            cell.source = collapsed(cell.source)
     header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
     nb.cells.insert(header + 1, nbformat.v4.new_markdown_cell(links(path, decks)))
     # no widget state: it would load require.js from a CDN
@@ -240,7 +223,7 @@ def try_page(out, model=MODEL):
 
 
 def home(paths):
-    toc = "\n".join([*(p.stem for p in paths), GLOSSARY.stem])
+    toc = "\n".join([*(p.stem for p in paths), GLOSSARY.stem, GUIDE.stem])
     ladder, benchmarks = recorded_tables()
     return f"""# Deep learning and GPUs
 
@@ -300,6 +283,7 @@ def write_sources(pages, src):
     for path, nb in pages.items():
         nbformat.write(page(nb, path, src.parent / "slides"), src / path.name)
     shutil.copy2(GLOSSARY, src / GLOSSARY.name)
+    shutil.copy2(GUIDE, src / GUIDE.name)
     (src / "index.md").write_text(home(list(pages)))
 
 

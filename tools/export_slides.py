@@ -16,6 +16,7 @@ import shutil
 import sys
 
 from tools import BUILD, ROOT, notebook_parser, notebooks, run_course
+from tools.slide_types import speaker_notes
 
 import nbformat
 from nbconvert import SlidesExporter
@@ -106,10 +107,16 @@ def last_run_or_execute(path, profile):
     return nb, made_in
 
 
-def export(nb, deck):
-    """Write `nb` as a reveal.js deck to the file `deck`; its links to the glossary lead to the
+def export(nb, deck, notes=None):
+    """Write `nb` as a reveal.js deck to the file `deck`, `notes` (the instructors' guide's
+    section) as the speaker notes of its title slide; its links to the glossary lead to the
     site's page (build/site/ beside build/slides/). `nb` itself is left as it was."""
     nb = copy.deepcopy(nb)
+    if notes:
+        header = next(i for i, c in enumerate(nb.cells) if c.source.startswith("# "))
+        cell = nbformat.v4.new_markdown_cell(notes)
+        cell.metadata["slideshow"] = {"slide_type": "notes"}
+        nb.cells.insert(header + 1, cell)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = cell.source.replace(
@@ -144,7 +151,7 @@ def make_deck(path, profile, out, nb=None):
         (nb, profile) if nb is not None else last_run_or_execute(path, profile)
     )
     deck = f"{path.stem}.slides.html"
-    export(nb, out / deck)
+    export(nb, out / deck, speaker_notes(path))
     return {
         "name": path.stem,
         "title": title(nb),

@@ -6,7 +6,6 @@
 Cells that already have a slide type (set by hand in JupyterLab's property inspector, or by
 an earlier run) keep it unless --reset. The rules, first match wins:
 - the Colab badge and setup cells, the first code cell (imports) and its lead-in: skip;
-- a markdown cell starting with `**Instructor notes:**`: speaker notes (press S in a deck);
 - a code cell: fragment, so the slide shows the lead-in first and the code and its result
   on the next key press;
 - a markdown cell starting with `#` or `##`: a new slide; with `###`: a subslide;
@@ -14,13 +13,24 @@ an earlier run) keep it unless --reset. The rules, first match wins:
   except right after a cell that is only a heading, where it continues that slide.
 """
 
+import re
 import sys
 
-from tools import is_plumbing, notebooks
+from tools import ROOT, is_plumbing, notebooks
 
 import nbformat
 
-NOTES = "**Instructor notes:**"
+# The instructors' notes: a section per notebook ("## NN · Title"), out of the learners'
+# notebooks; each deck shows its notebook's section as speaker notes (press S).
+GUIDE = ROOT / "INSTRUCTORS.md"
+
+
+def speaker_notes(path, guide=GUIDE):
+    """The guide's section for notebook `path` (its text under "## NN ·"), or None."""
+    sections = re.split(r"^## ", guide.read_text(), flags=re.M)[1:]
+    number = path.name[:2]
+    found = [s.split("\n", 1) for s in sections if s.startswith(f"{number} ")]
+    return found[0][1].strip() if found else None
 
 
 def slide_type(cells, i, first_code):
@@ -39,8 +49,6 @@ def slide_type(cells, i, first_code):
         return "skip"
     if cell.cell_type == "code":
         return "fragment"
-    if text.startswith(NOTES):
-        return "notes"
     if text.startswith(("# ", "## ")):
         return "slide"
     if text.startswith("### "):
