@@ -167,12 +167,30 @@ def number(expected, wrong=None, unit="", within=0.0):
         for count, why in (wrong or {}).items():
             if _near(value, count(**given) if callable(count) else count, within):
                 return why(**given) if callable(why) else why
-        return (
-            f"{found.group().strip()}{unit} is too {'small' if value < right else 'large'}; "
-            "the hint shows the steps."
-        )
+        size = "small" if value < right else "large"
+        return f"{found.group().strip()}{unit} is too {size}{_off_by(value, right)}"
 
     return judge
+
+
+# Factors a count is often off by, and the slip each one suggests
+FACTORS = {
+    2: "a multiply-add counted as one operation, or something counted twice?",
+    4: "bytes against float32 numbers (4 bytes each)?",
+    1000: "a unit: thousands, or ms against s?",
+    1_000_000: "a unit: millions, or µs against s?",
+}
+
+
+def _off_by(value, right):
+    """'; off by a factor of 2: ...?' where `value` is that far from `right`, else where the
+    hint helps: what a learner reads after "too large" or "too small"."""
+    if value and right:
+        ratio = max(value / right, right / value)
+        for factor, slip in FACTORS.items():
+            if abs(ratio - factor) <= 0.02 * factor:
+                return f", by a factor of {factor:,}: {slip}"
+    return "; the hint shows the steps."
 
 
 def choice(right, why_not):

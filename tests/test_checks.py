@@ -87,7 +87,8 @@ FASTER = {
 FROM_SCRATCH = {"val_accuracy": [0.5, 0.52, 0.51]}
 CASES += [
     ("00", 1, "a", {"balance": 9.5}, "b", "above your CPU's balance point of 9.5"),
-    ("00", 1, "b", {"balance": 40.0}, "c", "the fixed cost of each call"),
+    ("00", 1, "a", {"balance": 40.0}, "c", "the fixed cost of each call"),
+    ("00", 1, "a", {"balance": 40.0}, "b", "stay in the CPU's caches"),
     ("00", 2, 0.5, {}, 2, "each float32 number is 4 bytes"),
     ("00", 2, "0.5 FLOP/byte", {}, 0.1667, "moves one matrix"),
     ("00", 3, 0.687, {"gflops": 200.0}, 687, "milliseconds"),

@@ -111,3 +111,12 @@ def test_what_a_check_prints_has_no_markdown_code_marks(build, capsys):
     e.solution()
     out = capsys.readouterr().out
     assert "`" not in out and "b is the other way" in out and "use a" in out
+
+
+def test_a_count_off_by_a_common_factor_says_which(build, capsys):
+    judge = exercises.number(lambda: 1000)
+    assert "factor of 2:" in judge(2000) and "factor of 2:" in judge(500)
+    assert "factor of 4:" in judge(250)
+    assert "factor of 1,000:" in judge(1)
+    assert judge(1300).endswith("the hint shows the steps.")  # no common factor
+    assert judge(1000) is None

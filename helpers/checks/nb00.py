@@ -7,16 +7,23 @@ AT_128 = 2 * 128**3 / (3 * 128**2 * 4)
 
 
 def _small(answer, balance):
-    """Exercise 1: a, fixed costs; b, memory, is right too where a 128×128 multiply lies below
-    the learner's own balance point (their roofline then says so)."""
-    if str(answer).strip().strip("()").lower() == "b" and AT_128 < balance:
-        return None
+    """Exercise 1: a, fixed costs, on every machine; b's reply follows the learner's own
+    balance point."""
+    below = (
+        f"your roofline puts its {AT_128:.0f} FLOP per byte below your balance point of "
+        f"{balance:.1f}, so fed from memory it would be bandwidth-bound; but its three "
+        "matrices (192 KB) stay in the CPU's caches from one call to the next, so memory "
+        "does not feed it: the fixed cost of each call holds it back."
+    )
+    above = (
+        f"a 128×128 multiply does {AT_128:.0f} FLOP per byte it moves, above your CPU's "
+        f"balance point of {balance:.1f} FLOP/byte: by the roofline it could run at the "
+        "peak, so memory is not what holds it back."
+    )
     return choice(
         "a",
         {
-            "b": f"a 128×128 multiply does {AT_128:.0f} FLOP per byte it moves, above your CPU's "
-            f"balance point of {balance:.1f} FLOP/byte: by the roofline it could run at the "
-            "peak, so memory is not what holds it back.",
+            "b": below if AT_128 < balance else above,
             "c": "a CPU lowers its clock, if at all, under long heavy SIMD work, which the large "
             "multiplies are; a small one runs at the higher clock. What weighs is the fixed "
             "cost of each call.",
@@ -42,9 +49,10 @@ def exercises():
             "(Python, handing the operation to TensorFlow, bringing the matrices into the "
             "caches; on a GPU the kernel launch, the CPU asking the GPU to run one compiled "
             "routine) takes as long as the arithmetic. Its intensity, 21 FLOP/byte, lies above "
-            "the balance point of most CPUs (yours is `ours`, section 5): there bandwidth is not "
-            "the limit, and where it lies below, the check accepts b too. Large "
-            "matrices share those costs out and keep every SIMD lane busy.",
+            "the balance point of most CPUs (yours is `ours`, section 5); where it lies below, "
+            "its three matrices (192 KB) still stay in the caches between calls, so bandwidth "
+            "is not the limit on any machine. Large matrices share those costs out and keep "
+            "every SIMD lane busy.",
         ),
         Exercise(
             "00",
