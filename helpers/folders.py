@@ -7,6 +7,7 @@ import random
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import config, decoding
@@ -137,19 +138,6 @@ def _twins(names):
     return groups
 
 
-def _how_twins_differ(names):
-    """'upper and lower case', 'a trailing space or dot', ... : what sets `names` apart."""
-    stripped = {n.rstrip(" .") for n in names}
-    composed = {unicodedata.normalize("NFC", n) for n in stripped}
-    kinds = [
-        "upper and lower case"
-        * (len({n.casefold() for n in composed}) < len(composed)),
-        "how an accent is stored" * (len(composed) < len(stripped)),
-        "a trailing space or dot" * any(n != n.rstrip(" .") for n in names),
-    ]
-    return " and ".join(filter(None, kinds))
-
-
 def _twin_name(names):
     """The class name of twin folders: the first whose name ends in no space or dot."""
     return next((n for n in names if n == n.rstrip(" .")), names[0])
@@ -177,9 +165,10 @@ def _examples(groups, root, most=3):
     return text + ("; ..." if len(groups) > most else "")
 
 
-def _checked(root, classes=None):
-    """(classes, their ImageReports) of the class folders of `root`, in label order (sorted
-    names unless `classes` is given); an error without two."""
+def _checked(root, classes=None, animals=False):
+    """(classes, their ImageReports, the Misplaced folders left out of them) of the class
+    folders of `root`, in label order (sorted names unless `classes` is given); an error
+    without two. `animals`: a folder named for another class's animal is misplaced too."""
     root = Path(root)
     classes = classes or _refuse_splits(root, _class_names(root))
     if len(classes) < 2:
@@ -202,65 +191,88 @@ def _checked(root, classes=None):
                 "out of the data folder."
             )
     reports = [check_images(root / name, root) for name in classes]
-    return classes, reports, _drop_misplaced(root, classes, reports)
+    return classes, reports, _drop_misplaced(root, classes, reports, animals)
 
 
 def _refuse_splits(root, names):
     """`names`, unless two or more are split folders (train/, val/) that hold class folders of
     their own: then a loader would take each split for a class, so it refuses."""
-    splits = [n for n in names if n.casefold().rstrip(" .") in SPLIT_NAMES]
+    splits = [
+        n
+        for n in names
+        if n.casefold().rstrip(" .") in SPLIT_NAMES and _class_names(root / n)
+    ]
+    if len(splits) < 2:
+        return names
     inner = sorted({c for n in splits for c in _class_names(root / n)})
-    if len(splits) >= 2 and all(_class_names(root / n) for n in splits):
-        raise ValueError(
-            f"{shown(root)} holds {', '.join(f'{n}/' for n in splits)}: split folders, each "
-            f"with class folders of its own ({', '.join(f'{c}/' for c in inner[:4])}), not "
-            f"classes. This loader reads one folder of class folders and makes its own split: "
-            f"give it one of them (e.g. {shown(root / splits[0])}), or move each class's "
-            "pictures from every split into one folder per class."
-        )
-    return names
+    train = next((n for n in splits if n.casefold().startswith("train")), splits[0])
+    raise ValueError(
+        f"{shown(root)} holds {', '.join(f'{n}/' for n in splits)}: split folders, each "
+        f"with class folders of its own ({', '.join(f'{c}/' for c in inner[:4])}), not "
+        f"classes. This loader reads one folder of class folders and makes its own split: "
+        f"give it one of them (e.g. {shown(root / train)}), or move each class's "
+        "pictures from every split into one folder per class."
+    )
 
 
-def _looks_like(name, other):
+@dataclass
+class Misplaced:
+    """A folder inside class folder `outer`, named like the class folder `like`."""
+
+    folder: Path
+    outer: str
+    like: str
+    pictures: int = 0
+
+
+def _looks_like(name, other, animals=False):
     """Whether folder `name` is named like the class folder `other`: the same name but for
-    case, accents and trailing spaces or dots, or the same animal (kittens/ and cats/)."""
-    animal = _animal(name)
-    return _twin_key(name) == _twin_key(other) or (animal and animal == _animal(other))
+    case, accents and trailing spaces or dots; with `animals` (the cat/dog loaders), also
+    a name that is one word for the same animal (kittens/ and cats/)."""
+    if _twin_key(name) == _twin_key(other):
+        return True
+    word = _twin_key(name) in set().union(*ANIMAL_WORDS.values())
+    return bool(animals and word and _animal(name) == _animal(other))
 
 
-def _drop_misplaced(root, classes, reports):
+def _drop_misplaced(root, classes, reports, animals=False):
     """Take out of `reports` the pictures inside a folder named like another class (cats/
-    dragged into dogs/): they would be used under the outer folder's label. Returns
-    [(that folder, its class folder, the class it is named like, pictures in it)]."""
+    dragged into dogs/): they would be used under the outer folder's label. Returns a
+    Misplaced for each such folder."""
     misplaced = {}
     for name, report in zip(classes, reports):
-        others = [c for c in classes if not _looks_like(name, c)]
-        for path in list(report.good):
+        others = [c for c in classes if not _looks_like(name, c, animals)]
+        dropped = set()
+        for path in report.good:
             parts = path.relative_to(root / name).parts[:-1]
             for depth, part in enumerate(parts):
-                like = next((c for c in others if _looks_like(part, c)), None)
+                like = next((c for c in others if _looks_like(part, c, animals)), None)
                 if like is not None:
                     inner = root / name / Path(*parts[: depth + 1])
-                    misplaced.setdefault(inner, [name, like, 0])[2] += 1
-                    report.good.remove(path)
-                    report.digests.pop(path, None)
-                    report.notes[:] = [(p, n) for p, n in report.notes if p != path]
+                    misplaced.setdefault(
+                        inner, Misplaced(inner, name, like)
+                    ).pictures += 1
+                    dropped.add(path)
                     break
-    return [(inner, *rest) for inner, rest in misplaced.items()]
+        if dropped:
+            report.good[:] = [p for p in report.good if p not in dropped]
+            report.notes[:] = [(p, n) for p, n in report.notes if p not in dropped]
+            for path in dropped:
+                report.digests.pop(path, None)
+    return list(misplaced.values())
 
 
 def _one_class_per_name(root, folders):
     """(class names, {folder: label}): folders whose names differ only in case, in how an
     accent is stored or in trailing spaces and dots (Horse/, horse/, 'horse /') are one class,
-    named by the first; says so."""
+    named by the first whose name ends in no space or dot; says so."""
     same = _twins(folders)
     for names in same.values():
         if len(names) > 1:
             print(
-                f"{shown(root)}: {' and '.join(repr(f'{n}/') for n in names)} differ only in "
-                f"{_how_twins_differ(names)}: read as one class, '{_twin_name(names)}'. To "
-                "keep them "
-                "apart, give them different names."
+                f"{shown(root)}: {' and '.join(repr(printable(n) + '/') for n in names)} differ "
+                "only in case, accents or trailing spaces and dots: read as one class, "
+                f"'{printable(_twin_name(names))}'. To keep them apart, rename them."
             )
     if len(same) < 2:
         raise ValueError(
@@ -273,17 +285,18 @@ def _one_class_per_name(root, folders):
     return [_twin_name(names) for names in same.values()], label_of
 
 
-def _read_classes(root, classes=None):
+def _read_classes(root, classes=None, animals=False):
     """(paths, labels, classes, digests, what the check did) of the usable pictures in class
     folders; prints every file and folder not used, and why."""
-    folders, reports, misplaced = _checked(root, classes)
+    folders, reports, misplaced = _checked(root, classes, animals)
     classes, label_of = _one_class_per_name(root, folders)
-    for inner, name, like, n in misplaced:
-        like, name = classes[label_of[like]], classes[label_of[name]]
+    for m in misplaced:
+        like = printable(m.like)
         print(
-            f"Not used: {shown(inner)}/ ({plural(n, 'picture')}), a folder named like the "
-            f"class {like}/ inside the class folder {name}/: its pictures would be labelled "
-            f"{name}. Move it up beside {name}/, or rename it if it holds {name}."
+            f"Not used: {shown(m.folder)}/ ({plural(m.pictures, 'picture')}), a folder named "
+            f"like the class {like}/ inside the class folder {printable(m.outer)}/: its "
+            f"pictures would be labelled {printable(classes[label_of[m.outer]])}. Move them "
+            f"into {like}/ (or rename the folder if they belong where they are)."
         )
     paths, labels, digests = [], [], {}
     for name, report in zip(folders, reports):
@@ -322,7 +335,7 @@ def _read_classes(root, classes=None):
             mine = [r for f, r in zip(folders, reports) if label_of[f] == label]
             raise ValueError(
                 f"Class folder {shown(root / name)} has no usable images: "
-                f"{_why_empty(mine, any(m[1] == name for m in misplaced))}."
+                f"{_why_empty(mine, [m for m in misplaced if label_of[m.outer] == label])}."
             )
     outside = sorted(
         p.name + "/" * p.is_dir() for p in root.iterdir() if p.name not in folders
@@ -334,7 +347,7 @@ def _read_classes(root, classes=None):
             "class folder"
         )
     skipped, decoded = sum(len(r.bad) for r in reports), sum(r.decoded for r in reports)
-    checked = len(paths) + skipped + sum(m[3] for m in misplaced)
+    checked = len(paths) + skipped + sum(m.pictures for m in misplaced)
     stats = (
         f"{skipped} skipped; checked {checked} files in {sum(r.seconds for r in reports):.1f}"
         f" s ({decoded} decoded, {checked - decoded} unchanged since their last check)"
@@ -355,9 +368,8 @@ def _why_empty(reports, misplaced):
             "a .zip), then run this again"
         )
     if misplaced:
-        return (
-            "its pictures are all in a folder named like another class (the line above)"
-        )
+        where = ", ".join(f"{shown(m.folder)}/" for m in misplaced)
+        return f"its pictures are all in {where}, named like another class (the line above)"
     if any(r.bad for r in reports):
         return "every picture file in it was skipped (the lines above say why)"
     if unused or any(r.hidden for r in reports):
@@ -431,7 +443,10 @@ def labelled_files(
     label order (default: sorted), `meanings` beside them. `training`: {digest: path} of training
     pictures, left out here (they would flatter the accuracy)."""
     root = data_folder(root)
-    paths, labels, classes, digests, stats = _read_classes(root, classes)
+    # the cat/dog loaders name the animals: a kittens/ folder in dogs/ is misplaced too
+    paths, labels, classes, digests, stats = _read_classes(
+        root, classes, bool(meanings)
+    )
     _name_duplicates(root, paths, labels, digests)
     both = [p for p in paths if digests[p] in (training or {})]
     if both:
@@ -482,10 +497,10 @@ def picture_digests(root):
     return _digests(data_folder(root))
 
 
-def _digests(root, classes=None):
+def _digests(root, classes=None, animals=False):
     """{path: digest} of the usable pictures of class folders (cached checks; says if it
     checked files now)."""
-    _, reports, _ = _checked(root, classes)
+    _, reports, _ = _checked(root, classes, animals)
     decoded = sum(r.decoded for r in reports)
     if decoded:
         print(
@@ -631,7 +646,10 @@ def cats_dogs_files(split, root=None, limit=None, seed=config.SEED):
     training = None
     if split == "validation" and "train" in folders:
         training = {
-            d: p for p, d in _digests(folders["train"], order[folders["train"]]).items()
+            d: p
+            for p, d in _digests(
+                folders["train"], order[folders["train"]], True
+            ).items()
         }
     return labelled_files(
         folders[split],
@@ -658,7 +676,7 @@ def _kaggle_files(split, folder, limit, seed):
         chosen["train"] += mine[n_val : n_val + TUTORIAL_PER_CLASS["train"]]
     # the same picture twice in PetImages: keep it out of validation
     if split == "validation":
-        digests = _digests(folder, class_folders)
+        digests = _digests(folder, class_folders, animals=True)
         trained = {digests[paths[i]] for i in chosen["train"]}
         kept = [i for i in chosen["validation"] if digests[paths[i]] not in trained]
         if len(kept) < len(chosen["validation"]):

@@ -77,7 +77,8 @@ class ImageReport:
     good: list = field(default_factory=list)
     bad: list = field(default_factory=list)  # (path, reason): skipped
     notes: list = field(default_factory=list)  # (path, note): kept, but worth knowing
-    unused: list = field(default_factory=list)  # files that are no pictures (by name)
+    # files that are no pictures (by name or first bytes)
+    unused: list = field(default_factory=list)
     # (hidden folder, files in it): not entered
     hidden: list = field(default_factory=list)
     # path -> digest of its pixels (good files)
@@ -139,7 +140,7 @@ def unused_line(paths, hidden=()):
     suffixes = ", ".join(sorted(IMAGE_SUFFIXES))
     line = (
         f"not used: {' and '.join(parts)}; only {suffixes} files, and JPEG, PNG and GIF "
-        "data under any name, are read"
+        "data under a name no other format claims, are read"
     )
     convert = sorted({p.suffix.lower() for p in paths} & _CONVERT)
     if convert:
@@ -156,7 +157,10 @@ def unused_line(paths, hidden=()):
 
 
 def _signature(path):
-    """The pipeline format a file's first bytes say it holds (JPEG, PNG, GIF), or None."""
+    """The pipeline format a file's first bytes say it holds (JPEG, PNG, GIF), or None; read
+    only from a regular file (a FIFO would block)."""
+    if not path.is_file():
+        return None
     try:
         with open(path, "rb") as f:
             head = f.read(8)
@@ -173,7 +177,9 @@ def _picture_name(name):
 def _decoder_warnings(said):
     """What libjpeg writes to the process's stderr while inside ('Corrupt JPEG data: ...',
     each time a damaged JPEG is decoded), added to the list `said`; anything else written
-    there is passed on."""
+    there is passed on. It catches file descriptor 2 for the whole process for the few
+    milliseconds of one decode: a warning another thread's decode writes then (a tf.data
+    pipeline running beside the check) would be taken for this file's."""
     sys.stderr.flush()
     try:
         saved = os.dup(2)
@@ -449,7 +455,6 @@ def _walk(folder, root=None):
             path = Path(dirpath) / name
             picture = _picture_name(name) or (
                 not is_hidden(name)
-                and name.lower() not in _SYSTEM_FILES
                 and path.suffix.lower() not in _CONVERT | ARCHIVE_SUFFIXES
                 and _signature(path) is not None
             )

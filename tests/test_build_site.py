@@ -28,4 +28,5 @@ def test_the_decks_show_the_instructors_notes_the_pages_none(tmp_path):
     assert notes and not any(notes[:60] in c.source for c in page.cells)
     export_slides.make_deck(path, "smoke", tmp_path, nb=nb)
     deck = (tmp_path / f"{path.stem}.slides.html").read_text()
-    assert deck.count('<aside class="notes">') == 1 and notes.split()[0] in deck
+    first = notes.split(". ")[0]  # the notes' first sentence, plain text
+    assert deck.count('<aside class="notes">') == 1 and first in deck

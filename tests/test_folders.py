@@ -610,3 +610,41 @@ def test_a_damaged_jpeg_is_named_once_and_not_used(tmp_path, capfd):
     assert str(damaged) not in paths and len(paths) == 2
     out, err = capfd.readouterr()
     assert f"Skipped {damaged}" in out and "Corrupt JPEG" not in err
+
+
+def test_split_folders_beside_an_unlabelled_test_folder_are_refused(tmp_path):
+    """The usual layout: train/ and val/ with class folders, test/ with pictures only."""
+    for split in ("train", "val"):
+        for i, name in enumerate(("cats", "dogs")):
+            write_jpeg(tmp_path / split / name / "a.jpg", seed=i + 5 * len(split))
+    write_jpeg(tmp_path / "test" / "x.jpg", seed=99)
+    with pytest.raises(ValueError, match="train/, val/") as error:
+        folders.labelled_files(tmp_path)
+    assert f"e.g. {tmp_path / 'train'}" in str(error.value)  # the training split
+
+
+def test_a_general_class_may_hold_folders_named_for_an_animal(tmp_path):
+    """Only the cat/dog loaders read animal words: pet_food/cat food/ stays pet food."""
+    for i, name in enumerate(("cats", "dogs")):
+        write_jpeg(tmp_path / name / "a.jpg", seed=i)
+    write_jpeg(tmp_path / "pet_food" / "cat food" / "b.jpg", seed=7)
+    write_jpeg(tmp_path / "pet_food" / "kittens" / "c.jpg", seed=8)
+    paths, labels, classes = folders.labelled_files(tmp_path)
+    assert classes == ["cats", "dogs", "pet_food"] and labels.count(2) == 2
+
+
+def test_a_class_whose_pictures_all_lie_in_a_misplaced_twin_names_that_folder(tmp_path):
+    (tmp_path / "Dogs").mkdir()
+    write_jpeg(tmp_path / "dogs" / "cats" / "b.jpg")
+    write_jpeg(tmp_path / "cats" / "c.jpg", seed=1)
+    with pytest.raises(ValueError) as error:
+        folders.labelled_files(tmp_path)
+    assert str(tmp_path / "dogs" / "cats") in str(error.value)
+
+
+def test_a_fifo_in_a_class_folder_is_named_not_read(tmp_path, capsys):
+    for i, name in enumerate(("cats", "dogs")):
+        write_jpeg(tmp_path / name / "a.jpg", seed=i)
+    os.mkfifo(tmp_path / "dogs" / "pipe")
+    assert len(folders.labelled_files(tmp_path)[0]) == 2
+    assert "1 no suffix" in capsys.readouterr().out

@@ -85,7 +85,7 @@ def problems(nb, name):
         or text(cells[0]) != colab.badge(name, image=False)
     ):
         found.append(
-            "colab: first cell is not the badge for this notebook (tools/colab.py)"
+            "colab: first cell is not the Colab link for this notebook (tools/colab.py)"
         )
     content = [
         c for c, t in zip(cells, tags) if not {"colab-badge", "colab-setup"} & set(t)

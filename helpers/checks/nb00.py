@@ -49,7 +49,7 @@ def exercises():
             "(Python, handing the operation to TensorFlow, bringing the matrices into the "
             "caches; on a GPU the kernel launch, the CPU asking the GPU to run one compiled "
             "routine) takes as long as the arithmetic. Its intensity, 21 FLOP/byte, lies above "
-            "the balance point of most CPUs (yours is `ours`, section 5); where it lies below, "
+            "the balance point of most CPUs (section 5 printed yours); where it lies below, "
             "its three matrices (192 KB) still stay in the caches between calls, so bandwidth "
             "is not the limit on any machine. Large matrices share those costs out and keep "
             "every SIMD lane busy.",
