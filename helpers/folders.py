@@ -104,24 +104,35 @@ ANIMAL_WORDS = {
 }
 
 
-# Folder names of a split (any case): a folder holding two of these holds splits, not classes.
-SPLIT_NAMES = {
+# A word of a folder's name that says it holds a split, not a class (train/, seg_test/,
+# "Training Data/", val_set/, dev/); such a folder holding class folders is refused as a class.
+SPLIT_WORDS = {
     "train",
     "training",
-    "training_set",
+    "test",
+    "testing",
     "val",
     "valid",
     "validation",
-    "test",
-    "testing",
-    "test_set",
+    "dev",
+    "eval",
+    "evaluation",
 }
 
 
 def _class_names(folder):
-    return sorted(
-        p.name for p in Path(folder).iterdir() if p.is_dir() and not is_hidden(p.name)
-    )
+    """The sub-folders of `folder`, sorted; none where it cannot be listed (the permission
+    check that follows names it)."""
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return []
+    return sorted(p.name for p in entries if p.is_dir() and not is_hidden(p.name))
+
+
+def _split_like(name):
+    words = re.findall(r"[^\W\d_]+", name.casefold())
+    return bool(SPLIT_WORDS & set(words))
 
 
 def _twin_key(name):
@@ -174,7 +185,8 @@ def _checked(root, classes=None, animals=False):
     if len(classes) < 2:
         inner = root / classes[0] if classes else None
         lower = (
-            f" The class folders are one level down: use {shown(inner)}."
+            f" If {', '.join(f'{c}/' for c in _class_names(inner)[:4])} are your classes, "
+            f"they are one level down: use {shown(inner)}."
             if inner and len(_class_names(inner)) >= 2
             else ""
         )
@@ -195,23 +207,21 @@ def _checked(root, classes=None, animals=False):
 
 
 def _refuse_splits(root, names):
-    """`names`, unless two or more are split folders (train/, val/) that hold class folders of
-    their own: then a loader would take each split for a class, so it refuses."""
-    splits = [
-        n
-        for n in names
-        if n.casefold().rstrip(" .") in SPLIT_NAMES and _class_names(root / n)
-    ]
-    if len(splits) < 2:
+    """`names`, unless one of them is a split folder (train/, seg_test/, "Training Data/")
+    holding class folders of its own: a loader would take it for one class and label all
+    its pictures by its name, so it refuses."""
+    splits = [n for n in names if _split_like(n) and len(_class_names(root / n)) >= 2]
+    if not splits:
         return names
     inner = sorted({c for n in splits for c in _class_names(root / n)})
     train = next((n for n in splits if n.casefold().startswith("train")), splits[0])
+    more = ", ..." if len(inner) > 4 else ""
     raise ValueError(
-        f"{shown(root)} holds {', '.join(f'{n}/' for n in splits)}: split folders, each "
-        f"with class folders of its own ({', '.join(f'{c}/' for c in inner[:4])}), not "
-        f"classes. This loader reads one folder of class folders and makes its own split: "
-        f"give it one of them (e.g. {shown(root / train)}), or move each class's "
-        "pictures from every split into one folder per class."
+        f"{shown(root)} holds {', '.join(f'{n}/' for n in splits)}: a split, with class "
+        f"folders of its own ({', '.join(f'{c}/' for c in inner[:4])}{more}), not a class. "
+        f"This loader reads one folder of class folders and makes its own split: give it "
+        f"one split (e.g. {shown(root / train)}), or move each class's pictures from every "
+        "split into one folder per class."
     )
 
 
@@ -225,14 +235,20 @@ class Misplaced:
     pictures: int = 0
 
 
+def _stem(name):
+    """A folder name without what copies and plurals add: 'Cats (2)', 'cats - Copy',
+    'cats_old' and 'cat' all give 'cat'."""
+    key = re.sub(r"[\s_-]*(\(\d+\)|copy( \d+)?|old|new|\d+)$", "", _twin_key(name))
+    return key.removesuffix("s") or key
+
+
 def _looks_like(name, other, animals=False):
     """Whether folder `name` is named like the class folder `other`: the same name but for
-    case, accents and trailing spaces or dots; with `animals` (the cat/dog loaders), also
-    a name that is one word for the same animal (kittens/ and cats/)."""
-    if _twin_key(name) == _twin_key(other):
+    case, accents, trailing spaces or dots, a copy's suffix or a plural; with `animals` (the
+    cat/dog loaders), also a name with a word for the same animal (my kittens/ and cats/)."""
+    if _stem(name) == _stem(other):
         return True
-    word = _twin_key(name) in set().union(*ANIMAL_WORDS.values())
-    return bool(animals and word and _animal(name) == _animal(other))
+    return bool(animals and _animal(name) and _animal(name) == _animal(other))
 
 
 def _drop_misplaced(root, classes, reports, animals=False):
@@ -242,11 +258,16 @@ def _drop_misplaced(root, classes, reports, animals=False):
     misplaced = {}
     for name, report in zip(classes, reports):
         others = [c for c in classes if not _looks_like(name, c, animals)]
+        like_of = {}  # each folder name once, not each picture's
         dropped = set()
         for path in report.good:
             parts = path.relative_to(root / name).parts[:-1]
             for depth, part in enumerate(parts):
-                like = next((c for c in others if _looks_like(part, c, animals)), None)
+                if part not in like_of:
+                    like_of[part] = next(
+                        (c for c in others if _looks_like(part, c, animals)), None
+                    )
+                like = like_of[part]
                 if like is not None:
                     inner = root / name / Path(*parts[: depth + 1])
                     misplaced.setdefault(
@@ -271,13 +292,14 @@ def _one_class_per_name(root, folders):
         if len(names) > 1:
             print(
                 f"{shown(root)}: {' and '.join(repr(printable(n) + '/') for n in names)} differ "
-                "only in case, accents or trailing spaces and dots: read as one class, "
+                "only in case, in how an accent is stored or in trailing spaces and dots: read as "
+                "one class, "
                 f"'{printable(_twin_name(names))}'. To keep them apart, rename them."
             )
     if len(same) < 2:
         raise ValueError(
-            f"{root} needs one sub-folder per class (e.g. cats/, dogs/); found "
-            f"{folders}, one class."
+            f"{shown(root)} needs one sub-folder per class (e.g. cats/, dogs/); found "
+            f"{' and '.join(repr(printable(n) + '/') for n in folders)}, which are one class."
         )
     label_of = {
         name: label for label, names in enumerate(same.values()) for name in names
@@ -291,7 +313,7 @@ def _read_classes(root, classes=None, animals=False):
     folders, reports, misplaced = _checked(root, classes, animals)
     classes, label_of = _one_class_per_name(root, folders)
     for m in misplaced:
-        like = printable(m.like)
+        like = printable(classes[label_of[m.like]])
         print(
             f"Not used: {shown(m.folder)}/ ({plural(m.pictures, 'picture')}), a folder named "
             f"like the class {like}/ inside the class folder {printable(m.outer)}/: its "
@@ -364,8 +386,8 @@ def _why_empty(reports, misplaced):
         return (
             f"it holds {plural(len(archives), 'archive')} ({printable(a.name)}"
             f"{', ...' * (len(archives) > 1)}): extract {'them' if len(archives) > 1 else 'it'} "
-            f"into the class folder (python -m zipfile -e '{shown(a)}' '{shown(a.parent)}' for "
-            "a .zip), then run this again"
+            f'into the class folder (for a .zip: python -m zipfile -e "{printable(a.resolve())}" '
+            f'"{printable(a.parent.resolve())}"), move the archive out, then run this again'
         )
     if misplaced:
         where = ", ".join(f"{shown(m.folder)}/" for m in misplaced)

@@ -8,6 +8,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -39,15 +40,25 @@ IMAGE_SUFFIXES = {".jpg", ".jpeg", ".jfif", ".png", ".gif", ".bmp", ".webp"}
 # Archives a learner may leave unextracted where pictures belong
 ARCHIVE_SUFFIXES = {".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"}
 # The first bytes of each format the pipeline decodes: a file named otherwise (.jpe, .pjp,
-# .jpg_large from a browser, a name ending in a space or a dot, none) is used for what it holds,
-# unless its name says another picture format (.tif, .heic) or an archive.
+# .jpg_large from a browser, a name ending in a space or a dot, none) is used for what it holds
+# (WebP too, by its RIFF header), unless its name says another picture format (.tif, .heic) or
+# an archive.
 _SIGNATURES = {
     b"\xff\xd8\xff": "JPEG",
     b"\x89PNG\r\n\x1a\n": "PNG",
     b"GIF87a": "GIF",
     b"GIF89a": "GIF",
 }
-CHECK_VERSION = 7  # raise it when check_image changes: cached verdicts are then redone
+
+
+def _webp(head):
+    return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+
+
+# libjpeg's "N extraneous bytes before marker": a few are common and harmless (cameras pad);
+# this many or more mean lost picture data
+DAMAGED_BYTES = 16
+CHECK_VERSION = 8  # raise it when check_image changes: cached verdicts are then redone
 # Files that operating systems and apps put next to pictures, by name (lower case)
 _SYSTEM_FILES = {
     "thumbs.db": "Windows Thumbs.db",
@@ -124,9 +135,9 @@ def unused_line(paths, hidden=()):
             f"{n} {kind}" for kind, n in sorted(Counter(map(_kind, paths)).items())
         )
         verb = (
-            "is not a picture by its name or its first bytes"
+            "is not read as a picture"
             if len(paths) == 1
-            else "are not pictures by their names or first bytes"
+            else "are not read as pictures"
         )
         parts.append(f"{plural(len(paths), 'file')} that {verb} ({groups})")
     if hidden:
@@ -139,8 +150,8 @@ def unused_line(paths, hidden=()):
         )
     suffixes = ", ".join(sorted(IMAGE_SUFFIXES))
     line = (
-        f"not used: {' and '.join(parts)}; only {suffixes} files, and JPEG, PNG and GIF "
-        "data under a name no other format claims, are read"
+        f"not used: {' and '.join(parts)}; only {suffixes} files are read, and pictures "
+        "under other names that no other format claims"
     )
     convert = sorted({p.suffix.lower() for p in paths} & _CONVERT)
     if convert:
@@ -157,15 +168,17 @@ def unused_line(paths, hidden=()):
 
 
 def _signature(path):
-    """The pipeline format a file's first bytes say it holds (JPEG, PNG, GIF), or None; read
+    """The pipeline format a file's first bytes say it holds (JPEG, PNG, GIF, WebP), or None; read
     only from a regular file (a FIFO would block)."""
     if not path.is_file():
         return None
     try:
         with open(path, "rb") as f:
-            head = f.read(8)
+            head = f.read(12)
     except OSError:  # named by the check, which reads it again
         return None
+    if _webp(head):
+        return "WEBP"
     return next((fmt for sig, fmt in _SIGNATURES.items() if head.startswith(sig)), None)
 
 
@@ -337,6 +350,15 @@ def _check_image(path):
             "a damaged JPEG: its picture data stops early (libjpeg: 'premature end of data "
             "segment'), so part of it would be used gray; copy or export it again"
         )
+    junk = [
+        int(n) for line in said for n in re.findall(r"(\d+) extraneous bytes", line)
+    ]
+    if max(junk, default=0) >= DAMAGED_BYTES:
+        return False, (
+            f"a damaged JPEG: {max(junk):,} bytes of its picture data cannot be decoded "
+            "(libjpeg: 'extraneous bytes'), so part of it would be garbled; copy or export "
+            "it again"
+        )
     if fmt == "BMP" and not alpha and _bmp_bits(path) == 32:
         return False, (
             "a 32-bit BMP whose fourth byte is padding, which TensorFlow's decoder "
@@ -364,7 +386,8 @@ def _check_image(path):
     expected = Image.registered_extensions().get(path.suffix.lower())
     if not _picture_name(path.name):
         notes.append(
-            f"{fmt} data in a file whose name does not say so; rename it to end in "
+            f"{fmt} data in a file whose name ({printable(path.name)!r}) does not say so; "
+            "rename it to end in "
             f".{'jpg' if fmt in ('JPEG', 'MPO') else fmt.lower()}"
         )
     elif expected and fmt not in (expected, "MPO"):

@@ -648,3 +648,74 @@ def test_a_fifo_in_a_class_folder_is_named_not_read(tmp_path, capsys):
     os.mkfifo(tmp_path / "dogs" / "pipe")
     assert len(folders.labelled_files(tmp_path)[0]) == 2
     assert "1 no suffix" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "splits",
+    [("seg_train", "seg_test"), ("Training Data", "Testing Data"), ("train", "dev")],
+)
+def test_split_folders_of_any_common_name_are_refused(tmp_path, splits):
+    for split in splits:
+        for i, name in enumerate(("cats", "dogs")):
+            write_jpeg(tmp_path / split / name / "a.jpg", seed=i + 7 * len(split))
+    with pytest.raises(ValueError, match="split"):
+        folders.labelled_files(tmp_path)
+
+
+def test_a_training_split_beside_an_empty_validation_folder_is_refused(tmp_path):
+    for i, name in enumerate(("cats", "dogs")):
+        write_jpeg(tmp_path / "train" / name / "a.jpg", seed=i)
+    (tmp_path / "validation").mkdir()
+    with pytest.raises(ValueError, match="split"):
+        folders.labelled_files(tmp_path)
+
+
+def test_a_class_named_trains_may_hold_sub_folders(tmp_path):
+    write_jpeg(tmp_path / "trains" / "steam" / "a.jpg")
+    write_jpeg(tmp_path / "trains" / "electric" / "b.jpg", seed=1)
+    write_jpeg(tmp_path / "boats" / "c.jpg", seed=2)
+    assert folders.labelled_files(tmp_path)[2] == ["boats", "trains"]
+
+
+@pytest.mark.parametrize("inner", ["cats (2)", "cats - Copy", "cat", "Cats_old"])
+def test_a_copy_or_singular_of_a_class_inside_another_is_left_out(tmp_path, inner):
+    for i, name in enumerate(("cats", "dogs")):
+        write_jpeg(tmp_path / name / "a.jpg", seed=i)
+    write_jpeg(tmp_path / "dogs" / inner / "x.jpg", seed=9)
+    paths, _, _ = folders.labelled_files(tmp_path)
+    assert len(paths) == 2 and not [p for p in paths if f"/dogs/{inner}/" in p]
+
+
+def test_the_cat_dog_loader_leaves_out_any_folder_named_for_cats_in_dogs(tmp_path):
+    root = tutorial_folder(tmp_path / "mine", train=3, test=2)
+    write_jpeg(root / "test_set" / "dogs" / "my cats" / "k.jpg", seed=99)
+    paths, _, _ = folders.cats_dogs_files("validation", root=root)
+    assert len(paths) == 4 and not [p for p in paths if "my cats" in p]
+
+
+def test_a_jpeg_with_much_undecodable_data_is_not_used(tmp_path, capsys):
+    write_jpeg(tmp_path / "cats" / "a.jpg", size=(300, 200))
+    whole = write_jpeg(tmp_path / "dogs" / "b.jpg", size=(300, 200), seed=1)
+    data = bytearray(whole.read_bytes())
+    noise = np.random.default_rng(0).integers(0, 255, 1498, dtype="uint8")
+    data[-1500:-2] = noise.tobytes()
+    garbled = tmp_path / "dogs" / "garbled.jpg"
+    garbled.write_bytes(bytes(data))
+    paths, _, _ = folders.labelled_files(tmp_path)
+    assert str(garbled) not in paths and f"Skipped {garbled}" in capsys.readouterr().out
+
+
+def test_webp_data_under_another_name_is_used(tmp_path):
+    write_jpeg(tmp_path / "cats" / "a.jpg")
+    Image.fromarray(np.full((20, 20, 3), 90, "uint8")).save(
+        tmp_path / "dogs" / "w.jpe" if (tmp_path / "dogs").mkdir() is None else "",
+        "WEBP",
+    )
+    assert len(folders.labelled_files(tmp_path)[0]) == 2
+
+
+def test_one_level_down_names_the_folders_it_would_take_for_classes(tmp_path):
+    write_jpeg(tmp_path / "cats" / "2019" / "a.jpg")
+    write_jpeg(tmp_path / "cats" / "2020" / "b.jpg", seed=1)
+    with pytest.raises(ValueError, match="If 2019/, 2020/ are your classes"):
+        folders.labelled_files(tmp_path)
