@@ -232,8 +232,8 @@ test-colab: $(COLAB_VENV)/.installed
 test-gpu-rehearsal: $(VENV)/.installed
 	PATH="$(CURDIR)/tests/fake_bin:$$PATH" FAKE_NVIDIA_SMI_GPUS="Tesla T4" \
 	  PYTHONPATH="$(CURDIR)/tests/gpu_rehearsal_site" COURSE_PROFILE=smoke \
-	  $(PY) -m pytest --nbval-lax --durations=10 notebooks/00_*.ipynb notebooks/08_*.ipynb \
-	  notebooks/09_*.ipynb notebooks/10_*.ipynb notebooks/11_*.ipynb tests/test_gpu_rehearsal.py \
+	  $(PY) -m pytest --nbval-lax --durations=10 notebooks/00*.ipynb notebooks/08*.ipynb \
+	  notebooks/09*.ipynb notebooks/10*.ipynb notebooks/11*.ipynb tests/test_gpu_rehearsal.py \
 	  tests/test_hardware.py $(MONITOR_TESTS) tests/test_plots.py tests/test_roofs.py \
 	  tests/test_pages_10.py tests/test_memory.py \
 	  tests/test_benchmark.py::test_bench_gpu_records_each_gpu_under_its_name_with_its_power_timeline

@@ -86,7 +86,7 @@ SETTINGS = {
     # notebook 02: next-word LSTM on Tiny Shakespeare (train/val = 20-word windows)
     "text_lstm": {
         "smoke": dict(train=1024, val=256, epochs=1, batch=128),
-        "sample": dict(train=100_000, val=20_000, epochs=2, batch=128),
+        "sample": dict(train=70_000, val=20_000, epochs=2, batch=128),
         "full": dict(train=None, val=None, epochs=10, batch=128),
     },
     # notebook 02: IMDB sentiment (train_batches/test_batches: -1 = all there are)
@@ -116,9 +116,9 @@ SETTINGS = {
             train=None,
             val=None,
             batch=32,
-            head_epochs=10,
-            finetune_epochs=3,
-            scratch_epochs=12,
+            head_epochs=5,
+            finetune_epochs=2,
+            scratch_epochs=6,
             cifar_size=96,
             cifar_train=None,
             cifar_val=None,
@@ -142,19 +142,13 @@ SETTINGS = {
         "sample": dict(train=None, val=None, epochs=15, batch=32),
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
-    # notebook 04's second run: the same network trained from image_dataset_from_directory,
-    # compared with the first run after as many epochs (at most cats_dogs' epochs)
-    "cats_dogs_keras": {
-        "smoke": dict(epochs=1),
-        "sample": dict(epochs=5),
-        "full": dict(epochs=25),
-    },
-    # notebook 05's live part: these ladder steps, each with seeds 1..seeds (sample: ~6 min
-    # on 2 cores); the whole ladder on the tutorial's photos is recorded (python -m tools.ladder)
+    # notebook 05's live part: these ladder steps, each with seeds 1..seeds (sample: about a
+    # minute on 2 cores); the whole ladder on the tutorial's photos is recorded
+    # (python -m tools.ladder)
     "cats_dogs_ladder": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32, seeds=1, steps=("2", "2b")),
         "sample": dict(
-            train=None, val=None, epochs=10, batch=32, seeds=3, steps=("2", "2b")
+            train=None, val=None, epochs=5, batch=32, seeds=3, steps=("2", "2b")
         ),
         "full": dict(
             train=None,
@@ -165,22 +159,32 @@ SETTINGS = {
             steps=("0", "1", "2", "2b", "3", "transfer"),
         ),
     },
+    # notebook 00: the multiply sizes timed in alternation (rounds of `seconds`), the copy;
+    # `repeats`: single calls per size where 00 has not run (roofs.limits)
     "matmul": {
-        "smoke": dict(sizes=(256, 512), repeats=2, copy_mb=64),
-        "sample": dict(sizes=(512, 1024, 2048, 4096), repeats=5, copy_mb=512),
-        "full": dict(sizes=(512, 1024, 2048, 4096, 8192), repeats=10, copy_mb=2048),
+        "smoke": dict(sizes=(256, 512), rounds=3, seconds=0.02, repeats=2, copy_mb=64),
+        "sample": dict(
+            sizes=(256, 1024, 2048), rounds=5, seconds=0.3, repeats=5, copy_mb=512
+        ),
+        "full": dict(
+            sizes=(256, 1024, 2048, 4096),
+            rounds=6,
+            seconds=1.0,
+            repeats=10,
+            copy_mb=2048,
+        ),
     },
     # notebook 09: float32 vs mixed precision (step 3, 128 px); notebook 10: multi-worker runs
     # (batch = per worker; every worker process gets `threads` CPU threads)
     "mixed_precision": {
         "smoke": dict(train=64, val=64, epochs=1, batch=32),
-        "sample": dict(train=None, val=None, epochs=3, batch=32),
+        "sample": dict(train=320, val=320, epochs=1, batch=32),
         "full": dict(train=None, val=None, epochs=25, batch=32),
     },
     "distributed": {
-        "smoke": dict(train=64, val=64, epochs=3, batch=8, threads=1),
-        "sample": dict(train=None, val=None, epochs=3, batch=32, threads=1),
-        "full": dict(train=8000, val=2000, epochs=5, batch=32, threads=1),
+        "smoke": dict(train=64, epochs=3, batch=8, threads=1),
+        "sample": dict(train=320, epochs=3, batch=16, threads=1),
+        "full": dict(train=8000, epochs=5, batch=32, threads=1),
     },
     # notebook 11: batch sizes for latency/throughput, timed repeats, calibration pictures
     "inference": {
@@ -245,11 +249,11 @@ SETTINGS = {
         "sample": dict(images=None),
         "full": dict(images=None),
     },
-    # notebook 08: CIFAR-10 batch sizes, the cat/dog nets' batch, the 128-px net's batch sweep
+    # notebook 08: timed and warm-up steps of each cat/dog run (None: settings "bench")
     "cpu_vs_gpu": {
-        "smoke": dict(cifar_batches=(32,), batch=8, sweep=(8, 16)),
-        "sample": dict(cifar_batches=(128, 256, 512), batch=32, sweep=(16, 32, 64)),
-        "full": dict(cifar_batches=(128, 256, 512), batch=32, sweep=(16, 32, 64, 128)),
+        "smoke": dict(steps=3, warmup=1),
+        "sample": dict(steps=5, warmup=1),
+        "full": dict(steps=None, warmup=None),
     },
     # notebook 08: training memory measured at batch sizes whose activations grow by span_mb
     "memory": {

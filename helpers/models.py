@@ -58,7 +58,7 @@ ZOOM_RANGE = 0.2
 # Written from notebooks/04_cats_dogs_baseline.ipynb by `make pages`: change it there.
 def augmentation(seed=None):  # @save
     shear = math.sin(math.radians(0.2))  # 0.2 degrees, as a fraction: 0.0035
-    # (0, shear), random sign: ±0.2°; ±shear fails to load (keras#21110)
+    # (0, shear): Keras picks the sign at random, so ±0.2°
     steps = [
         layers.RandomShear(y_factor=(0.0, shear), fill_mode="nearest", seed=seed),
         layers.RandomZoom((-0.2, 0.2), (-0.2, 0.2), fill_mode="nearest", seed=seed),

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+# Written from notebooks/00b_inside_the_measurements.ipynb by `make pages`: change it there.
 def matmul_flops(n, dtype="float32", device="cpu:0", repeats=5):  # @save
     with keras.device(device):  # the matrices are made where they are multiplied
         a = keras.random.normal((n, n), dtype=dtype, seed=1)

@@ -53,7 +53,7 @@ def t_quantile(p, df):
     return float(np.interp(p, cdf, t))
 
 
-# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+# Written from notebooks/00b_inside_the_measurements.ipynb by `make pages`: change it there.
 def timed_block(call, seconds):  # @save
     calls, elapsed, start = 0, 0.0, time.perf_counter()
     while elapsed < seconds:  # at least one call
@@ -62,7 +62,7 @@ def timed_block(call, seconds):  # @save
     return calls, elapsed
 
 
-# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+# Written from notebooks/00b_inside_the_measurements.ipynb by `make pages`: change it there.
 def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  # @save
     if rounds < 3 or seconds <= 0:
         raise ValueError(
@@ -80,7 +80,7 @@ def alternate(work, units=1, rounds=6, seconds=1.0, warmup=1):  # @save
     return speeds
 
 
-# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+# Written from notebooks/00b_inside_the_measurements.ipynb by `make pages`: change it there.
 def interval(a, b, level=0.95):  # @save
     if min(a) <= 0 or min(b) <= 0:
         raise ValueError(f"speeds must be positive; the lowest: {min(a)} and {min(b)}.")
@@ -91,7 +91,7 @@ def interval(a, b, level=0.95):  # @save
     return low, mid, high, math.expm1(spread)
 
 
-# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+# Written from notebooks/00b_inside_the_measurements.ipynb by `make pages`: change it there.
 def verdict(low, mid, high, names, same=SAME_WITHIN):  # @save
     """(kind, what it says, the interval in its words) for the interval of a / b."""
     within = f"{names[0]} at {low:.2f}-{high:.2f}x the speed of {names[1]}"
@@ -109,7 +109,7 @@ def verdict(low, mid, high, names, same=SAME_WITHIN):  # @save
     return "inconclusive", says, within
 
 
-# Written from notebooks/00_setup_and_hardware.ipynb by `make pages`: change it there.
+# Written from notebooks/00b_inside_the_measurements.ipynb by `make pages`: change it there.
 def ratio(a, b, names, unit="images/s", same=SAME_WITHIN, level=0.95):  # @save
     low, mid, high, spread = interval(a, b, level)
     kind, says, span = verdict(low, mid, high, names, same)

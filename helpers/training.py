@@ -1,12 +1,17 @@
 """Training the course's way: timed, resumable, explained when memory runs out (notebooks
-01-05); and the plumbing around notebook 10's worker processes (waiting, killing one, reading
-results) with its alpha-beta model of the all-reduce, which predicts the scaling efficiency.
-The CPU's split, the strategy, TF_CONFIG and the workers' script are on notebook 10's page."""
+01-05); and the plumbing around notebook 10's worker processes (TF_CONFIG and the launch,
+written from its page; waiting, killing one, reading results) with notebook 10b's alpha-beta
+model of the all-reduce, which predicts the scaling efficiency. The CPU's split and the
+strategy are on notebook 10's page, the workers' script is notebooks/10_worker.py."""
 
 import json
 import math
 import os
+import shutil
 import signal
+import socket
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,17 +26,21 @@ from .timing import Throughput
 __all__ = [
     "FiniteCheck",
     "Run",
+    "WORKER",
     "all_reduce_time",
     "backup_dir",
     "batch_size_of",
     "fit",
     "fit_alpha_beta",
     "folder",
+    "free_ports",
     "kill",
     "nonfinite",
     "predicted_efficiency",
     "ring_bytes",
     "save_model",
+    "start",
+    "tf_config",
     "wait",
     "weight_difference",
 ]
@@ -71,7 +80,7 @@ class FiniteCheck(keras.callbacks.Callback):
                 "network's output is no longer a function of its input. Lower the "
                 "learning rate, or train in float32 to see whether a 16-bit kernel "
                 "caused it: on a CPU with AMX, mixed_bfloat16 can turn weights NaN "
-                "at random (notebook 09, section 3)."
+                "at random (notebook 09b, section 3)."
             )
             self.model.stop_training = True
 
@@ -148,6 +157,10 @@ def batch_size_of(dataset):
 def folder(name):
     """The folder of run `name`: job, logs, results, weights, checkpoints (notebook 10)."""
     return config.BUILD_DIR / "distributed" / name
+
+
+# The script every worker of notebook 10 runs (10b's workers run it too).
+WORKER = config.ROOT / "notebooks" / "10_worker.py"
 
 
 @dataclass
@@ -249,6 +262,50 @@ def weight_difference(run):
     )
 
 
+# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+def tf_config(addresses, index):  # @save
+    if not 0 <= index < len(addresses):
+        raise ValueError(
+            f"index {index} is outside the cluster of {len(addresses)} workers."
+        )
+    if not all(address.rpartition(":")[2].isdigit() for address in addresses):
+        raise ValueError(f"{addresses} are not all host:port (e.g. 127.0.0.1:23456).")
+    return {
+        "cluster": {"worker": list(addresses)},
+        "task": {"type": "worker", "index": index},
+    }
+
+
+# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+def free_ports(count):  # @save
+    if count < 1:
+        raise ValueError(
+            f"A cluster needs 1 or more workers (one port each), got {count}."
+        )
+    sockets = [socket.create_server(("127.0.0.1", 0)) for _ in range(count)]
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+def start(name, workers, fresh=True, script=WORKER, **job):  # @save
+    path = folder(name)
+    if fresh:
+        shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "job.json").write_text(json.dumps({"profile": config.profile(), **job}))
+    addresses = [f"127.0.0.1:{port}" for port in free_ports(workers)]
+    processes, command = [], [sys.executable, script, path]
+    for index in range(workers):
+        cluster = json.dumps(tf_config(addresses, index))
+        env = {**os.environ, "PYTHONPATH": str(config.ROOT), "TF_CONFIG": cluster}
+        with open(path / f"worker_{index}.log", "w") as log:  # stdout and stderr
+            processes.append(subprocess.Popen(command, env=env, stdout=log, stderr=log))
+    return Run(name, path, processes)
+
+
 def ring_bytes(size, workers):
     """Bytes each of `workers` sends in a ring all-reduce of `size` bytes: 2(N-1)/N x size,
     half in the reduce-scatter, half in the all-gather (notebook 10)."""
@@ -257,7 +314,7 @@ def ring_bytes(size, workers):
     return 2 * (workers - 1) / workers * size
 
 
-# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+# Written from notebooks/10b_all_reduce_model.ipynb by `make pages`: change it there.
 def all_reduce_time(size, workers, alpha, beta):  # @save
     """Seconds of a ring all-reduce of `size` bytes over `workers` (alpha-beta
     model): 2(N-1) messages in a row, each paying the latency `alpha` (s), and
@@ -266,7 +323,7 @@ def all_reduce_time(size, workers, alpha, beta):  # @save
     return 2 * (workers - 1) * alpha + ring_bytes(size, workers) * beta
 
 
-# Written from notebooks/10_multi_device_training.ipynb by `make pages`: change it there.
+# Written from notebooks/10b_all_reduce_model.ipynb by `make pages`: change it there.
 def fit_alpha_beta(sizes, seconds, workers=2):  # @save
     """Latency alpha (s a message) and beta (s a byte) of all_reduce_time, fitted by
     least squares on relative errors to all-reduces of `sizes` bytes over `workers`

@@ -21,7 +21,7 @@ def test_a_site_page_links_a_deck_only_when_the_deck_is_beside_the_site(tmp_path
 def test_the_decks_show_the_instructors_notes_the_pages_none(tmp_path):
     from tools import build_site, export_slides
 
-    path = notebooks()[1]
+    path = notebooks(["01_"])[0]
     nb = nbformat.read(path, as_version=4)
     notes = slide_types.speaker_notes(path)
     page = build_site.page(nb, path, tmp_path)

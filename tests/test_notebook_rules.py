@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from tools import code_width, colab, notebooks, slide_types
+from tools import code_width, colab, is_deep_dive, notebooks, slide_types
 from tools.checked_cells import CHECK_TAG, is_checked
 
 import pytest
@@ -24,10 +24,11 @@ MAX_LINES = 15  # lines per code cell, blank lines and comments included
 WIDTH, UNFORMATTED = code_width()
 HEADER = ("**What you will learn**", "**Prerequisites", "**Time", "**Where this sits")
 ENDING = ("## Summary", "## Exercises", "## Questionnaire")
-# The core path: what a learner needs for the next notebooks, read in about 25 minutes. The rest
-# stands in sections headed DEEP_DIVE, after the core and before the summary.
-DEEP_DIVE = "## Deep dive (optional) · "
-CORE_WORDS = 2500
+# One lesson of about an hour: every markdown word of a path notebook (exercises included) and
+# its cells; the path in all, read in a day. What the path does not need is an optional deep
+# dive, a notebook of its own (08b_…), never a section of a path notebook.
+LESSON_WORDS, LESSON_CELLS, PATH_WORDS = 3000, 80, 25000
+DEEP_DIVE = "## Deep dive"
 NOTES = "**Instructor notes"  # advice to a room the learner is not in: INSTRUCTORS.md
 MAX_WORDS = 120  # words of text on one slide; details go to the speaker notes
 # Words for the course's maintainers, not its learners: no markdown cell may say them
@@ -91,12 +92,9 @@ def problems(nb, name):
         c for c, t in zip(cells, tags) if not {"colab-badge", "colab-setup"} & set(t)
     ]
     header = text(content[0]) if content else ""
-    if not header.startswith(f"# {name[:2]} · ") or not all(
-        h in header for h in HEADER
-    ):
-        found.append(f"header: needs '# {name[:2]} · Title' and {', '.join(HEADER)}")
-    if "smoke" not in header or "sample" not in header:
-        found.append("header: Time must give the smoke and sample times")
+    number = name.split("_")[0]
+    if not header.startswith(f"# {number} · ") or not all(h in header for h in HEADER):
+        found.append(f"header: needs '# {number} · Title' and {', '.join(HEADER)}")
     code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"]
     if (
         not code
@@ -139,7 +137,7 @@ def problems(nb, name):
             f"notes: instructor notes in the notebook (cells {notes}); they belong in "
             f"{slide_types.GUIDE.name}, which the decks show as speaker notes"
         )
-    if not slide_types.speaker_notes(Path(name)):
+    if not is_deep_dive(name) and not slide_types.speaker_notes(Path(name)):
         found.append(
             f"notes: {slide_types.GUIDE.name} has no section '## {name[:2]} · …'"
         )
@@ -181,7 +179,9 @@ def problems(nb, name):
             found.append(f"paths: cell {i} has a machine-specific path")
         if kind is None:
             found.append(f"slides: cell {i} has no slide type (tools/slide_types.py)")
-    return found + ending_problems(cells, name[:2]) + core_problems(cells)
+    if is_deep_dive(name):
+        return found + summary_problems(cells)
+    return found + ending_problems(cells, number) + lesson_problems(cells)
 
 
 def prose_words(markdown):
@@ -189,44 +189,39 @@ def prose_words(markdown):
     return len(re.findall(r"\w\S*", re.sub(r"\]\([^)]*\)|<[^>]+>", " ", markdown)))
 
 
-def sections(cells):
-    """(heading, markdown words) per `## ` section; instructor notes are not counted."""
-    found = [["", 0]]
-    for cell in cells:
-        if cell["cell_type"] != "markdown" or text(cell).startswith(NOTES):
-            continue
-        if text(cell).startswith("## "):
-            found.append([text(cell).splitlines()[0], 0])
-        found[-1][1] += prose_words(text(cell))
-    return found
+def lesson_words(cells):
+    """Every word of a notebook's markdown cells: what a learner reads, exercises included."""
+    return sum(prose_words(text(c)) for c in cells if c["cell_type"] == "markdown")
 
 
-def core_words(cells):
-    """Words of the core path: every section but the deep dives, exercises and questionnaire
-    (the summary counts)."""
-    left_out = (DEEP_DIVE, *ENDING[1:])
-    return sum(n for heading, n in sections(cells) if not heading.startswith(left_out))
-
-
-def core_problems(cells):
-    """The core path reads in about 25 minutes; deep dives stand together after it."""
+def lesson_problems(cells):
+    """A path notebook is one lesson: at most LESSON_WORDS words and LESSON_CELLS cells, and
+    no deep-dive section (a deep dive is a notebook of its own)."""
     found = []
-    words = core_words(cells)
-    if words > CORE_WORDS:
+    words = lesson_words(cells)
+    if words > LESSON_WORDS:
         found.append(
-            f"core: too long, {words} words of core prose (at most {CORE_WORDS}; move "
-            f"what the next notebooks do not need under a heading '{DEEP_DIVE}…')"
+            f"lesson: too many words, {words} of markdown (at most {LESSON_WORDS}; cut, "
+            "or move what the path does not need into a deep-dive notebook NNb_…)"
         )
-    headings = [h for h, _ in sections(cells)[1:]]
-    dives = [i for i, h in enumerate(headings) if h.startswith(DEEP_DIVE)]
-    if dives and ENDING[0] in headings:
-        summary = headings.index(ENDING[0])
-        if dives != list(range(dives[0], summary)):
-            found.append(
-                "core: deep dives stand together after the core sections, right "
-                "before the summary"
-            )
+    if len(cells) > LESSON_CELLS:
+        found.append(f"lesson: too many cells, {len(cells)} (at most {LESSON_CELLS})")
+    dives = [i for i, c in enumerate(cells) if text(c).startswith(DEEP_DIVE)]
+    if dives:
+        found.append(
+            f"lesson: a deep-dive section at cell {dives[0]}; deep dives are notebooks "
+            "of their own (NNb_…)"
+        )
     return found
+
+
+def summary_problems(cells):
+    """A deep dive ends with its summary: no code cell after '## Summary'."""
+    starts = [text(c) if c["cell_type"] == "markdown" else "" for c in cells]
+    at = [i for i, t in enumerate(starts) if t.startswith(ENDING[0])]
+    if not at or any(c["cell_type"] == "code" for c in cells[at[-1] :]):
+        return ["ending: a deep dive ends with '## Summary' and no code after it"]
+    return []
 
 
 def ending_problems(cells, number):
@@ -283,14 +278,34 @@ def ending_problems(cells, number):
 
 
 def numbering_problems(names):
-    """Notebook file names must be NN_lower_case.ipynb, numbered 00, 01, ... without gaps."""
+    """Path notebooks are NN_lower_case.ipynb, numbered 00, 01, ... without gaps; a deep dive
+    is NNb_lower_case.ipynb (then NNc_…) beside the path notebook NN it deepens."""
     found = [
-        f"name: {n}" for n in names if not re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", n)
+        f"name: {n}"
+        for n in names
+        if not re.fullmatch(r"\d\d[b-z]?_[a-z0-9_]+\.ipynb", n)
     ]
-    numbers = [int(n[:2]) for n in names]
+    path = [n for n in names if not is_deep_dive(n)]
+    numbers = [int(n[:2]) for n in path]
     if not numbers or numbers != list(range(len(numbers))):
         found.append(f"numbering: {numbers} has gaps or repeats")
+    for n in set(names) - set(path):
+        letters = sorted(d[2] for d in names if d[:2] == n[:2] and is_deep_dive(d))
+        if int(n[:2]) not in numbers or letters != list("bcdefgh"[: len(letters)]):
+            found.append(
+                f"numbering: deep dive {n} beside no notebook, or letters skip"
+            )
     return found
+
+
+def test_the_path_reads_in_a_day():
+    """The numbered path in all (deep dives apart): at most PATH_WORDS words."""
+    words = {
+        p.stem: lesson_words(json.loads(p.read_text())["cells"])
+        for p in NOTEBOOKS
+        if not is_deep_dive(p)
+    }
+    assert sum(words.values()) <= PATH_WORDS, words
 
 
 def test_notebooks_are_numbered_without_gaps():
@@ -357,14 +372,17 @@ BREAKAGES = {
     ),
     "ending": lambda nb: nb["cells"].pop(),
     "outputs: fewer": lambda nb: [unchecked(c) for c in nb["cells"] if is_checked(c)],
-    "core: too long": lambda nb: first_section(nb).update(
-        source=text(first_section(nb)) + " word" * CORE_WORDS
+    "lesson: too many words": lambda nb: first_section(nb).update(
+        source=text(first_section(nb)) + " word" * LESSON_WORDS
     ),
-    "core: deep dives stand": lambda nb: first_section(nb).update(
-        source=text(first_section(nb)).replace("## ", DEEP_DIVE, 1)
+    "lesson: a deep-dive": lambda nb: first_section(nb).update(
+        source=text(first_section(nb)).replace("## ", DEEP_DIVE + " · ", 1)
     ),
     "outputs: code cell 3 stores": lambda nb: nb["cells"][3].update(
         outputs=[{"output_type": "stream", "name": "stdout", "text": "hi\n"}]
+    ),
+    "lesson: too many cells": lambda nb: nb["cells"].extend(
+        copy.deepcopy(nb["cells"][-1:]) * LESSON_CELLS
     ),
 }
 
@@ -382,6 +400,9 @@ def test_lint_catches_a_broken_copy(rule):
 def test_numbering_catches_a_gap_and_a_bad_name():
     assert numbering_problems(["00_a.ipynb", "02_b.ipynb"])
     assert numbering_problems(["00_a.ipynb", "01_Cats Dogs.ipynb"])
+    assert numbering_problems(["00_a.ipynb", "00c_deep.ipynb"])  # no 00b
+    assert numbering_problems(["00_a.ipynb", "01b_deep.ipynb"])  # no 01
+    assert not numbering_problems(["00_a.ipynb", "00b_deep.ipynb", "01_b.ipynb"])
 
 
 def exercise_cell(nb, n):

@@ -8,7 +8,7 @@ import shutil
 from helpers import config
 from tools import pages
 
-NOTEBOOK = "00_setup_and_hardware"
+NOTEBOOK = "00b_inside_the_measurements"  # where timed_block and interval are written
 
 
 def test_every_helper_is_word_for_word_what_its_page_marks_save(capsys):
@@ -23,7 +23,7 @@ def copies(tmp_path):
 
 
 def edit_page(notebooks, old, new):
-    """Replace `old` by `new` in the one code cell of notebook 00 that holds it."""
+    """Replace `old` by `new` in the one code cell of NOTEBOOK that holds it."""
     path = notebooks / f"{NOTEBOOK}.ipynb"
     book = json.loads(path.read_text(encoding="utf-8"))
     cells = [c for c in book["cells"] if old in "".join(c["source"])]

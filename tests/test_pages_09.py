@@ -1,5 +1,5 @@
-"""Notebook 09's recommendation (`advice`) lives on its page only, so the page is tested: what
-it tells a learner on each kind of machine, from section 2's verdict and the timing record."""
+"""Notebook 09b's recommendation (`advice`) lives on its page only, so the page is tested: what
+it tells a learner on each kind of machine, from section 1's verdict and the timing record."""
 
 import page_source
 import pytest
@@ -36,7 +36,7 @@ OFF_FASTER = {
 def advice():
     namespace = {}
     for name in ("advice_elsewhere", "amx_choice", "advice"):  # advice calls the two
-        exec(page_source.defined_on_page("09_mixed_precision", name), namespace)
+        exec(page_source.defined_on_page("09b_bfloat16_in_depth", name), namespace)
     return namespace["advice"]
 
 
@@ -62,11 +62,11 @@ def test_on_an_amx_cpu_it_warns_names_the_alternatives_and_their_recorded_cost(a
 
 def test_without_amx_it_follows_the_speed_measured_here(advice):
     assert advice(BF16, False, [], "faster", None) == [
-        "No AMX here: mixed_bfloat16, measured faster in section 2."
+        "No AMX here: mixed_bfloat16, measured faster in section 1."
     ]
     for verdict in ("slower", "same", "inconclusive", None):
         assert advice(BF16, False, [], verdict, None) == [
-            "No AMX here: float32: section 2 did not measure mixed_bfloat16 faster."
+            "No AMX here: float32: section 1 did not measure mixed_bfloat16 faster."
         ]
     # AMX capped off by ONEDNN_MAX_CPU_ISA: no warning, the same rule
     [line] = advice(AMX, False, [], "faster", TIMED)

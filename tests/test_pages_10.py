@@ -1,5 +1,6 @@
-"""Notebook 10's page, run as it writes it: TF_CONFIG, the workers' shares and checkpoints,
-the one-process strategy, two real workers."""
+"""Notebook 10's page and its workers' script (notebooks/10_worker.py), run as the page runs
+them: TF_CONFIG, the workers' shares and checkpoints, two real workers; and notebook 10b's
+alpha-beta model of the all-reduce, with 10b's workers (notebooks/10b_worker.py)."""
 
 import json
 import os
@@ -19,23 +20,20 @@ import pytest
 import tensorflow as tf
 
 NOTEBOOK = "10_multi_device_training"
+DEEP_DIVE = "10b_all_reduce_model"
 
 
-def write_worker_script(path):
-    """The workers' script, as notebook 10's `%%writefile` cells write it, saved at `path`."""
+def test_the_page_shows_the_script_its_workers_run_whole_in_one_cell():
     cells = nbformat.read(
         config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4
     ).cells
-    parts = [
-        c.source.split("\n", 1)[1]
-        for c in cells
-        if c.cell_type == "code" and c.source.startswith("%%writefile")
-    ]
-    path.write_text("\n".join(parts) + "\n")
-    return path
+    code = [c.source for c in cells if c.cell_type == "code"]
+    assert not any(source.startswith("%%writefile") for source in code)
+    assert sum("Code(filename=WORKER)" in source for source in code) == 1
+    assert training.WORKER.exists() and "%run -i -n {WORKER}" in "\n".join(code)
 
 
-def on_page(name, script=None):
+def on_page(name):
     """Notebook 10's `def name`, run with the names its page gives it."""
     namespace = {
         "json": json,
@@ -48,7 +46,7 @@ def on_page(name, script=None):
         "config": config,
         "folder": training.folder,
         "Run": training.Run,
-        "script": script,
+        "WORKER": training.WORKER,
     }
     for needed in ("tf_config", "free_ports", name):
         exec(page_source.defined_on_page(NOTEBOOK, needed), namespace)
@@ -58,8 +56,7 @@ def on_page(name, script=None):
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory):
     """The workers' script's functions, its `__main__` part left out (as `%run -n` does)."""
-    script = write_worker_script(tmp_path_factory.mktemp("worker") / "10_worker.py")
-    return runpy.run_path(str(script), run_name="worker")
+    return runpy.run_path(str(training.WORKER), run_name="worker")
 
 
 def test_tensorflow_reads_our_tf_config_as_the_cluster_and_this_workers_place(
@@ -171,9 +168,9 @@ def test_the_alpha_beta_model_of_a_known_case_and_what_the_fit_refuses():
 
 
 def sums_to():
-    """The page's check that a step's parts, timed in the same rounds, add up to it."""
+    """10b's check that a step's parts, timed in the same rounds, add up to it."""
     namespace = {"np": np, "timing": timing}
-    exec(page_source.defined_on_page(NOTEBOOK, "sums_to"), namespace)
+    exec(page_source.defined_on_page(DEEP_DIVE, "sums_to"), namespace)
     return namespace["sums_to"]
 
 
@@ -260,12 +257,15 @@ def test_a_restored_checkpoint_resumes_with_the_same_weights_optimizer_and_epoch
 
 
 @pytest.mark.slow
-def test_two_workers_end_identical_and_a_killed_job_resumes(tmp_path):
-    start = on_page("start", write_worker_script(tmp_path / "10_worker.py"))
-    job = dict(epochs=3, per_worker_batch=8, train_limit=64, val_limit=64, threads=1)
-    two = training.wait(start("test_two", 2, **job))
+def test_two_workers_end_identical_and_a_killed_job_resumes():
+    start = on_page("start")
+    job = dict(epochs=3, per_worker_batch=8, train_limit=64, threads=1)
+    # 10b's workers: 10's worker whole, then the step's parts and the all-reduces timed
+    deep_dive = config.ROOT / "notebooks" / "10b_worker.py"
+    two = training.wait(start("test_two", 2, script=deep_dive, **job))
     assert training.weight_difference(two) == 0.0
     assert two.results[0]["losses"] == two.results[1]["losses"]
+    assert "worker 1: done (epochs 1-3)" in two.report(1)
     parts = two.results[0]["parts"]  # the step's parts, timed in the same rounds
     rounds = config.settings("compare").rounds
     kinds = ["alone", "together", "all_reduce", "with_all_reduce"]
@@ -281,9 +281,16 @@ def test_two_workers_end_identical_and_a_killed_job_resumes(tmp_path):
     assert sizes == (4, 4 * (floats // 100), 4 * (floats // 10), 4 * floats)
     alpha, beta = training.fit_alpha_beta(sizes, seconds)
     assert alpha >= 0 and beta > 0 and min(seconds) > 0
-    crashed = training.wait(start("test_fault", 2, **job), kill_at=(1, 1))
+    crashed = training.wait(
+        start("test_fault", 2, **job), kill_at=(1, 1)
+    )  # 10's workers
     assert crashed.killed[0] == 1 and crashed.progress(1)[-1] == "epoch 2 start"
     resumed = training.wait(start("test_fault", 2, fresh=False, **job))
     assert [r["first_epoch"] for r in resumed.results.values()] == [2, 2]
     assert training.weight_difference(resumed) == 0.0
     assert all(np.isfinite(r["losses"]).all() for r in resumed.results.values())
+    timed = resumed.results[0][
+        "parts"
+    ]  # 10's own timing: the scaling efficiency's parts
+    assert sorted(timed) == ["alone", "with_all_reduce"] and timed["alone"]
+    assert resumed.results[1]["parts"]["alone"] == []

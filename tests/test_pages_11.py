@@ -1,6 +1,7 @@
 """Notebook 11's export, run as the page writes it: the files load again and predict what the
 Keras model predicts, int8 keeps the float32 answers, the interpreter scales uint8 inputs; the
-ImageNet classifiers see a cat."""
+ImageNet classifier sees a cat. Its deep dive 11b's latency tools: the line through a batch
+sweep, the percentiles' intervals, the open loop."""
 
 import json
 import math
@@ -13,7 +14,6 @@ from types import SimpleNamespace
 from helpers import config, data, ladder, models, timing
 
 import keras
-import nbformat
 import numpy as np
 import page_source
 import pytest
@@ -21,20 +21,17 @@ import tensorflow as tf
 from keras import layers
 
 NOTEBOOK = "11_inference_and_edge"
-ON_THE_PAGE = (
-    "linear_range",
-    "quantile_interval",
-    "saved_model",
-    "to_tflite",
-    "load_tflite",
-    "run_tflite",
-    "delegated",
-    "tensor_bytes",
-    "census",
-    "top5",
-    "zoo_classifiers",
-    "open_loop",
-)
+DEEP_DIVE = "11b_latency_in_detail"
+ON_THE_PAGE = {  # each function, and the notebook that writes it out
+    "saved_model": NOTEBOOK,
+    "to_tflite": NOTEBOOK,
+    "load_tflite": NOTEBOOK,
+    "run_tflite": NOTEBOOK,
+    "top5": NOTEBOOK,
+    "linear_range": DEEP_DIVE,
+    "quantile_interval": DEEP_DIVE,
+    "open_loop": DEEP_DIVE,
+}
 # ImageNet's domestic cats, as its labels file names them
 CAT_CLASSES = (
     "tabby, tabby cat",
@@ -46,7 +43,7 @@ CAT_CLASSES = (
 
 
 def page_functions():
-    """The functions notebook 11 writes out (they live on its page alone), and its ZOO pins."""
+    """The functions notebooks 11 and 11b write out (they live on their pages alone)."""
     namespace = {
         "keras": keras,
         "np": np,
@@ -57,16 +54,9 @@ def page_functions():
         "config": config,
         "time": time,
     }
-    cells = nbformat.read(
-        config.ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4
-    ).cells
-    for pins in ("ZOO_URL = ", "ZOO = "):  # the address, then the files' checksums
-        exec(next(c.source for c in cells if c.source.startswith(pins)), namespace)
-    for name in ON_THE_PAGE:
-        exec(page_source.defined_on_page(NOTEBOOK, name), namespace)
-    return SimpleNamespace(
-        **{name: namespace[name] for name in ("ZOO", "ZOO_URL", *ON_THE_PAGE)}
-    )
+    for name, notebook in ON_THE_PAGE.items():
+        exec(page_source.defined_on_page(notebook, name), namespace)
+    return SimpleNamespace(**{name: namespace[name] for name in ON_THE_PAGE})
 
 
 page = page_functions()
@@ -276,77 +266,14 @@ def test_int8_classifies_the_validation_pictures_within_2_points_of_float32(tmp_
     assert accuracy["tflite_float32"] - accuracy["tflite_int8"] <= 0.02, accuracy
 
 
-def test_delegated_walks_back_from_a_delegates_outputs_to_its_inputs():
-    """Tensors 0 -> A -> 1 -> B -> 2 -> C -> 3 -> D -> 4, with a delegate that took B and C
-    (its inputs: tensor 1 and B's weights, tensor 9); A and D stay outside."""
-    ops = [
-        {"index": 0, "op_name": "QUANTIZE", "inputs": [0], "outputs": [1]},
-        {"index": 1, "op_name": "CONV_2D", "inputs": [1, 9], "outputs": [2]},
-        {"index": 2, "op_name": "MAX_POOL_2D", "inputs": [2], "outputs": [3]},
-        {"index": 3, "op_name": "QUANTIZE", "inputs": [3], "outputs": [4]},
-        {"index": 4, "op_name": "DELEGATE", "inputs": [1, 9], "outputs": [3]},
-    ]
-    assert page.delegated(ops) == {1, 2}
-    assert page.delegated(ops[:4]) == set()  # no delegate: nothing delegated
-
-
-def test_census_counts_the_files_ops_bytes_and_what_xnnpack_runs(course_net):
-    paths = course_net[2]
-    found = {
-        (variant, xnnpack): page.census(page.load_tflite(paths[variant], xnnpack))
-        for variant in ("tflite_float32", "tflite_dynamic", "tflite_int8")
-        for xnnpack in (True, False)
-    }
-    for (variant, xnnpack), row in found.items():
-        left = row["left to TFLite"]
-        assert len(left) + row["by XNNPACK"] == row["ops"], (variant, xnnpack)
-        # the convolutions and dense layers of all three, dynamic range included
-        if xnnpack:
-            assert "CONV_2D" not in left and "FULLY_CONNECTED" not in left, (
-                variant,
-                row,
-            )
-        else:
-            assert row["by XNNPACK"] == 0, variant
-    f32, dynamic, int8 = (
-        found[v, True] for v in ("tflite_float32", "tflite_dynamic", "tflite_int8")
-    )
-    assert f32["weights MB"] == pytest.approx(
-        paths["tflite_float32"].stat().st_size / 1e6, rel=0.05
-    )
-    assert (
-        f32["weights MB"] > 3 * dynamic["weights MB"]
-        and f32["weights MB"] > 3 * int8["weights MB"]
-    )
-    assert dynamic["activations MB"] == f32["activations MB"]  # float32 between the ops
-    # one byte a value, not four
-    assert int8["activations MB"] < f32["activations MB"] / 3
-    assert (
-        f32["QUANTIZE/DEQUANTIZE"],
-        dynamic["QUANTIZE/DEQUANTIZE"],
-        int8["QUANTIZE/DEQUANTIZE"],
-    ) == (0, 0, 2)  # uint8 in, uint8 out
-
-
-def test_census_leaves_nothing_to_tflite_in_a_file_xnnpack_takes_whole(tmp_path):
-    """Two dense layers on a flat input: XNNPACK takes every op, on the course's stack and on
-    Colab's, and the census says so with an empty list (the page's table prints "none")."""
-    model = keras.Sequential(
-        [
-            keras.Input((8,)),
-            layers.Dense(4, activation="relu"),
-            layers.Dense(1, activation="sigmoid"),
-        ]
-    )
-    page.saved_model(model, tmp_path / "saved_model")
-    (tmp_path / "dense.tflite").write_bytes(page.to_tflite(tmp_path / "saved_model"))
-    row = page.census(page.load_tflite(tmp_path / "dense.tflite"))
-    assert row["ops"] > 0 and row["by XNNPACK"] == row["ops"], row
-    assert row["left to TFLite"] == [], row
-    alone = page.census(page.load_tflite(tmp_path / "dense.tflite", xnnpack=False))
-    assert len(alone["left to TFLite"]) == alone["ops"] and alone["by XNNPACK"] == 0, (
-        alone
-    )
+def test_tflites_own_kernels_answer_as_xnnpack_does(course_net):
+    images, paths = course_net[1][:8], course_net[2]
+    for variant in ("tflite_float32", "tflite_dynamic", "tflite_int8"):
+        fast, own = (
+            one_at_a_time(page.load_tflite(paths[variant], xnnpack), images)
+            for xnnpack in (True, False)
+        )
+        np.testing.assert_allclose(own, fast, atol=0.02, err_msg=variant)
 
 
 def test_bad_inputs_get_clear_errors(tmp_path):
@@ -371,48 +298,6 @@ def test_embedded_imagenet_classifier_sees_a_cat_in_the_cat_picture():
     best, seconds = page.top5(classifier, cat_picture(), imagenet_labels())
     assert best[0][0] in CAT_CLASSES and seconds > 0
     assert [p for _, p in best] == sorted((p for _, p in best), reverse=True)
-
-
-SHARED_ZOO = config.ROOT.parent / "shared" / "data" / "pretrained" / "tflite"
-
-
-def test_larger_classifiers_are_fetched_only_in_full_and_offline_say_so(
-    profile, monkeypatch, capsys
-):
-    asked = []
-
-    def offline(remote):
-        asked.append(remote)
-        raise ConnectionError("no network")
-
-    monkeypatch.setattr(config, "download", offline)
-    profile("sample")
-    assert page.zoo_classifiers() == [] and asked == []
-    profile("full")
-    assert page.zoo_classifiers() == []
-    assert asked[0].url.startswith(page.ZOO_URL) and "could not be downloaded" in (
-        capsys.readouterr().out
-    )
-
-
-@pytest.mark.skipif(
-    not SHARED_ZOO.is_dir(),
-    reason="needs the build machines' ../shared/data "
-    "(a copy of the pinned classifiers); a clone without it downloads them",
-)
-def test_each_larger_classifier_matches_its_pin_and_sees_a_cat(profile, monkeypatch):
-    def download(remote):  # the checked download, from the build machines' copy
-        path = SHARED_ZOO / remote.url.rsplit("/", 1)[-1]
-        assert config.sha256(path) == remote.sha256, path.name
-        return path
-
-    monkeypatch.setattr(config, "download", download)
-    profile("full")
-    paths = page.zoo_classifiers()
-    assert [p.name for p in paths] == list(page.ZOO)
-    for path in paths:
-        best, _ = page.top5(page.load_tflite(path), cat_picture(), imagenet_labels())
-        assert best[0][0] in CAT_CLASSES, (path.name, best[0])
 
 
 LOAD_WITHOUT_THE_COURSE = """

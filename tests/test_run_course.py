@@ -24,7 +24,7 @@ def test_an_interrupted_course_run_goes_on_with_the_notebooks_not_yet_built(
         return nb
 
     monkeypatch.setattr(run_course, "execute", execute)
-    monkeypatch.setattr(sys, "argv", ["run_course", "--profile", "smoke", "00", "01"])
+    monkeypatch.setattr(sys, "argv", ["run_course", "--profile", "smoke", "00_", "01_"])
     with pytest.raises(KeyboardInterrupt):
         run_course.main()
     assert (tmp_path / "00_setup_and_hardware.ipynb").exists()
@@ -53,7 +53,7 @@ def test_a_notebook_that_fails_is_recorded_and_the_others_still_run(
         return nb
 
     monkeypatch.setattr(run_course, "execute", execute)
-    monkeypatch.setattr(sys, "argv", ["run_course", "--profile", "smoke", "00", "01"])
+    monkeypatch.setattr(sys, "argv", ["run_course", "--profile", "smoke", "00_", "01_"])
     assert run_course.main() == 1
     runs = json.loads((tmp_path / "run.json").read_text())
     assert [(r["name"][:2], r["status"]) for r in runs] == [
@@ -75,3 +75,14 @@ def test_the_run_says_how_much_of_the_machine_other_programs_took(monkeypatch):
     # this process's own work counts as its own
     spin = sum(i * i for i in range(3_000_000))
     assert spin and run_course.cpu_seconds()[1] > mine and busy is not None
+
+
+def test_the_run_says_how_long_the_path_took_apart_from_the_deep_dives():
+    runs = [
+        {"name": "00_setup", "seconds": 30.0},
+        {"name": "08_cpu", "seconds": 90.0},
+        {"name": "08b_memory", "seconds": 60.0},
+    ]
+    line = run_course.path_and_dives(runs)
+    assert "the path: 2 notebooks, 120 s" in line
+    assert "deep dives: 1 notebooks, 60 s" in line

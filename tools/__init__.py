@@ -26,6 +26,7 @@ __all__ = [
     "ROOT",
     "SETUP_TAG",
     "code_width",
+    "is_deep_dive",
     "is_plumbing",
     "notebooks",
     "notebook_parser",
@@ -52,9 +53,17 @@ def code_width():
     return ruff["line-length"], {Path(p).name for p in ruff["format"]["exclude"]}
 
 
-def notebooks(selected=()):
-    """The course notebooks in teaching order, optionally only those whose name starts so."""
+def is_deep_dive(path):
+    """True for an optional deep dive (`08b_….ipynb`), False for a notebook of the path."""
+    return Path(path).name[2:3] not in ("_", "")
+
+
+def notebooks(selected=(), dives=True):
+    """The course notebooks in teaching order, each path notebook (`08_…`) followed by its
+    optional deep dives (`08b_…`, `08c_…`); optionally only those whose name starts so."""
     found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    if dives:
+        found = sorted(found + list(NOTEBOOKS.glob("[0-9][0-9][b-z]_*.ipynb")))
     return [
         p for p in found if not selected or any(p.name.startswith(s) for s in selected)
     ]

@@ -114,7 +114,7 @@ def apply_readme(path=ROOT / "README.md"):
     """Give every notebook link in the README's course map its badge; True if it changed."""
     text = path.read_text()
     old_badge = re.compile(r" ?\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
-    link = re.compile(r"\[[^\]]+\]\(notebooks/(\d\d_\w+\.ipynb)\)")
+    link = re.compile(r"\[[^\]]+\]\(notebooks/(\d\d[b-z]?_\w+\.ipynb)\)")
     lines = []
     for line in text.splitlines(keepends=True):
         if line.startswith("|") and link.search(line):

@@ -163,7 +163,7 @@ def make_deck(path, profile, out, nb=None):
 
 def write_index(decks, out):
     rows = "\n".join(
-        f"<tr><td><a href='{html.escape(d['deck'])}'>{html.escape(d['name'][:2])} · "
+        f"<tr><td><a href='{html.escape(d['deck'])}'>{html.escape(d['name'].split('_')[0])} · "
         f"{html.escape(d['title'])}</a></td><td>{d['slides']}</td><td>{d['profile']}</td></tr>"
         for d in decks
     )

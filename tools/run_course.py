@@ -19,7 +19,7 @@ import sys
 import time
 
 from helpers.results import write_json
-from tools import BUILD, NOTEBOOKS, ROOT, notebooks
+from tools import BUILD, NOTEBOOKS, ROOT, is_deep_dive, notebooks
 
 import nbformat
 from nbclient import NotebookClient
@@ -126,6 +126,18 @@ def merge_runs(path, runs):
     return [merged[name] for name in sorted(merged)]
 
 
+def path_and_dives(runs):
+    """One line: the path's notebooks and the deep dives, each with their seconds as run."""
+    parts = []
+    for label, dive in (("the path", False), ("deep dives", True)):
+        mine = [r for r in runs if is_deep_dive(r["name"]) == dive]
+        seconds = sum(r["seconds"] for r in mine)
+        parts.append(
+            f"{label}: {len(mine)} notebooks, {seconds:.0f} s ({seconds / 60:.1f} min)"
+        )
+    return "; ".join(parts)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=os.environ.get("COURSE_PROFILE", "sample"))
@@ -192,6 +204,7 @@ def main():
         f"ran {len(ran)} notebooks in {sum(r['seconds'] for r in ran):.0f} s, reused "
         f"{len(runs) - len(ran)}; open {BUILD / 'index.html'}"
     )
+    print(path_and_dives(runs))
     # keep the notebooks this call did not run
     runs = merge_runs(BUILD / "run.json", runs)
     write_json(BUILD / "run.json", runs)

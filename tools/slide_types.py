@@ -26,9 +26,10 @@ GUIDE = ROOT / "INSTRUCTORS.md"
 
 
 def speaker_notes(path, guide=GUIDE):
-    """The guide's section for notebook `path` (its text under "## NN ·"), or None."""
+    """The guide's section for notebook `path` (its text under "## NN ·", a deep dive's under
+    "## NNb ·"), or None."""
     sections = re.split(r"^## ", guide.read_text(), flags=re.M)[1:]
-    number = path.name[:2]
+    number = path.name.split("_")[0]
     found = [s.split("\n", 1) for s in sections if s.startswith(f"{number} ")]
     return found[0][1].strip() if found else None
 

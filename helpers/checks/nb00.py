@@ -2,33 +2,8 @@
 
 from ..exercises import Exercise, choice, number
 
-# FLOP per byte of a float32 128×128 multiply: 21.3
-AT_128 = 2 * 128**3 / (3 * 128**2 * 4)
-
-
-def _small(answer, balance):
-    """Exercise 1: a, fixed costs, on every machine; b's reply follows the learner's own
-    balance point."""
-    below = (
-        f"your roofline puts its {AT_128:.0f} FLOP per byte below your balance point of "
-        f"{balance:.1f}, so fed from memory it would be bandwidth-bound; but its three "
-        "matrices (192 KB) stay in the CPU's caches from one call to the next, so memory "
-        "does not feed it: the fixed cost of each call holds it back."
-    )
-    above = (
-        f"a 128×128 multiply does {AT_128:.0f} FLOP per byte it moves, above your CPU's "
-        f"balance point of {balance:.1f} FLOP/byte: by the roofline it could run at the "
-        "peak, so memory is not what holds it back."
-    )
-    return choice(
-        "a",
-        {
-            "b": below if AT_128 < balance else above,
-            "c": "a CPU lowers its clock, if at all, under long heavy SIMD work, which the large "
-            "multiplies are; a small one runs at the higher clock. What weighs is the fixed "
-            "cost of each call.",
-        },
-    )(answer)
+# Exercise 1: the 95 % interval of A's speed over B's that the learner reads a verdict from
+LOW, HIGH = 0.97, 1.25
 
 
 def _seconds(gflops):
@@ -40,19 +15,21 @@ def exercises():
         Exercise(
             "00",
             1,
-            _small,
-            given=("balance",),
-            hints="count the FLOP of a 128×128 multiply (2n³) and compare its time with the "
-            "microseconds that calling any operation costs; then place it on the roofline: its "
-            "intensity is 2n³ / (3n² · 4 bytes).",
-            worked="a. A 128×128 multiply is only 4.2 MFLOP, so the fixed cost of a call "
-            "(Python, handing the operation to TensorFlow, bringing the matrices into the "
-            "caches; on a GPU the kernel launch, the CPU asking the GPU to run one compiled "
-            "routine) takes as long as the arithmetic. Its intensity, 21 FLOP/byte, lies above "
-            "the balance point of most CPUs (section 5 printed yours); where it lies below, "
-            "its three matrices (192 KB) still stay in the caches between calls, so bandwidth "
-            "is not the limit on any machine. Large matrices share those costs out and keep "
-            "every SIMD lane busy.",
+            choice(
+                "c",
+                {
+                    "a": f"the interval starts at {LOW}, below 1: B may be as fast as A or "
+                    "faster. 'A is faster' needs the whole interval above 1.",
+                    "b": f"'the same' needs the whole interval within 10 % either way "
+                    f"(0.91-1.10x); it reaches {HIGH}.",
+                },
+            ),
+            hints="compare the interval's two ends with 1 and with the 10 % band "
+            "(0.91-1.10x): which of the three rules does it meet?",
+            worked=f"c, inconclusive. {LOW}-{HIGH}x reaches below 1, so A is not surely "
+            "faster, and above 1.10, so the two are not surely the same: the machine's "
+            "speed moved more than the difference. Rerun when it is quieter, or with more "
+            "rounds.",
         ),
         Exercise(
             "00",
@@ -71,8 +48,8 @@ def exercises():
             ),
             hints="FLOP: n² multiply-adds. Bytes: the n×n matrix dominates, 4 bytes a number. "
             "Divide, and let n grow large.",
-            worked="0.5 FLOP/byte: 2n² FLOP over about 4n² bytes. Far below any balance point "
-            "printed above (this CPU's and every GPU's), so it is memory-bound: which is why "
+            worked="0.5 FLOP/byte: 2n² FLOP over about 4n² bytes. Far below your balance "
+            "point `ours` (and every GPU's datasheet one), so it is memory-bound: which is why "
             "batch-1 inference, a matrix times one vector per layer, rarely reaches the "
             "FLOP/s peak.",
         ),

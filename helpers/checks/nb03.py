@@ -1,6 +1,6 @@
 """Notebook 03's exercise checks (transfer learning)."""
 
-from ..exercises import Exercise, accuracy_choice, choice, number
+from ..exercises import Exercise, accuracy_choice, number
 
 
 def _gap_head():
@@ -115,26 +115,5 @@ def exercises():
             "(67× MobileNet 0.25's) and gives 7·7·512 = 25,088 features, so the primer's "
             "Dense(256) head alone has 6,422,784 weights. A CPU spends its time on arithmetic: "
             "which is why `full`, with VGG16, wants a GPU.",
-        ),
-        Exercise(
-            "03",
-            5,
-            choice(
-                "b",
-                {
-                    "a": "the check of section 6 counts the top third's BatchNorm moving means and "
-                    "variances among the frozen weights that changed: with training=False in the "
-                    "base and the layers unfrozen, they move."
-                },
-            ),
-            hints="`fit` calls the model with training=True. Which wins inside the functional "
-            "base: that, or the training=False stored in it? Build the base from the page's edited "
-            "frozen_base (models.imagenet_base uses the helpers' copy), then run section 6's "
-            "change count.",
-            worked="b. `fit` calls the model with training=True, the functional base passes it "
-            "on to the application over its stored training=False, and the unfrozen BatchNorm "
-            "layers normalise with each batch's statistics and move their running averages "
-            "towards them. Keeping them frozen, as `unfreeze_top_third` does, is what keeps "
-            "them in inference mode in Keras 3.",
         ),
     ]

@@ -73,7 +73,8 @@ def exercises():
             "`keras.Sequential(stack + [layers.Dense(1, activation='sigmoid')])`, "
             "the stack from your copy or from `models.ladder_layers()`. Compile both "
             "alike, take one batch `pictures, labels` and time "
-            "`net.train_on_batch(pictures, labels)` of each in alternation: "
+            "`net.train_on_batch(pictures, labels)` of each in alternation, with "
+            "`c = config.settings('compare')` and `from helpers import timing`: "
             "timing.alternate({'with BatchNorm': ..., 'without': ...}, units=len(labels), "
             "rounds=c.rounds, seconds=c.seconds).",
             worked="Usually b: every BatchNormalization layer adds work per picture (a mean "

@@ -66,7 +66,7 @@ def exercises():
             "`unsure=(0.5 - w, 0.5 + w)`, and stop at the first width where the answers given "
             "are at least 95 % right; the share of pictures answered there, in percent (0 when "
             "no band up to 0.05 ... 0.95 gets there).",
-            worked="Widen as the hint says; section 5's loop over four bands shows the way. The "
+            worked="Widen as the hint says; section 4's loop over four bands shows the way. The "
             "answer is 0 when even the band 0.05 ... 0.95 leaves answers less than 95 % right. "
             "How many "
             "pictures still get an answer depends on how confident your network is: a model that "

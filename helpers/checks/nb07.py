@@ -75,7 +75,7 @@ def exercises():
                 },
             ),
             hints="a slowdown is 1 − pipeline speed ÷ the same network's speed from memory. "
-            "With augment=False, which network runs from memory?",
+            "Without its augmentation layers, which network runs from memory?",
             worked="a. The in-memory run now uses a network without augmentation layers, "
             "which does less work per picture: the yardstick is another network, and the "
             "slowdown now counts Python's augmentation as input work. Compare the two runs' "
@@ -92,22 +92,5 @@ def exercises():
             worked="`model.fit(Batches(..., workers=4, use_multiprocessing=True), "
             "steps_per_epoch=250, epochs=25)`: `fit_generator` is gone (fit takes a PyDataset), "
             "and the workers moved from `fit` to the dataset.",
-        ),
-        Exercise(
-            "07",
-            5,
-            choice(
-                "a",
-                {
-                    "b": "the memory a network needs does not depend on its thread count.",
-                    "c": "the in-memory run decodes nothing: its pictures are in memory already.",
-                },
-            ),
-            hints="--threads sets TensorFlow's intra-op threads: how many cores one operation "
-            "(a convolution, say) may use.",
-            worked="a. With one intra-op thread each operation runs on one core, so the "
-            "in-memory speed can fall to about half on two cores (less where the network did "
-            "not use both), and the pipeline gets the other core to itself. The two runs print "
-            "their slowdowns: compare them.",
         ),
     ]

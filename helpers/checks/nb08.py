@@ -39,7 +39,7 @@ def exercises():
             1,
             timed_choice(("batch 128", "batch 32"), "images/s"),
             given=("speeds",),
-            hints="as section 4 does: net = models.build('cifar10_net'); xs, ys = "
+            hints="net = models.build('cifar10_net'); xs, ys = "
             "benchmark.synthetic_data(net, 128, 1); then timing.alternate({'batch 128': lambda: "
             "net.train_on_batch(xs, ys), 'batch 32': lambda: net.train_on_batch(xs[:32], "
             "ys[:32])}, units={'batch 128': 128, 'batch 32': 32}, rounds=c.rounds, "

@@ -94,8 +94,9 @@ def exercises():
             "models.cats_dogs_net('3', output_dtype='float32'), compile with "
             "keras.optimizers.Adam(3e-4), fit 10 epochs with training.FiniteCheck() among the "
             "callbacks, and set the policy back to 'float32'. Keep the History.",
-            worked="Your measurement decides, and one seed cannot rule a collapse out: the "
-            "course has not recorded this run. Add its history.history['val_accuracy'] to "
-            "section 3's series and draw again to see it beside the recorded runs.",
+            worked="Your measurement decides: look at run.history['val_accuracy'][-1] (within "
+            "one point of 50 % is a collapse) and at run.history['loss'] (a non-finite value "
+            "is one too). One seed cannot rule a collapse out; the deep dive 09b compares "
+            "recorded runs of several seeds.",
         ),
     ]

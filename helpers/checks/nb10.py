@@ -8,24 +8,24 @@ def exercises():
         Exercise(
             "10",
             1,
-            choice(
-                "a",
+            number(
+                lambda: 320,
                 {
-                    "b": "the all-reduce moves all the gradients whatever the batch, "
-                    "while each step "
-                    "computes fewer pictures: its share of the step grows.",
-                    "c": "t₁, a worker's compute per step, shrinks with the batch "
-                    "while t_AR stays: "
-                    "t₁ ÷ (t₁ + t_AR) falls.",
+                    333: "that splits the files three ways; my_share keeps whole global "
+                    "batches of 3 x 32 = 96 pictures only.",
+                    334: "that splits the files three ways; my_share keeps whole global "
+                    "batches of 3 x 32 = 96 pictures only.",
+                    960: "that is what the three workers read together; each reads a third.",
+                    992: "that counts batches of 32 over all the files; the global batch "
+                    "is 3 x 32 = 96, and each worker reads a third of it.",
                 },
+                unit=" pictures",
             ),
-            hints="the α–β model's efficiency is t₁ ÷ (t₁ + t_AR): which of the two depends on "
-            "the per-worker batch?",
-            worked="a. Each step computes fewer pictures per worker (a quarter of the sample "
-            "profile's 32), but the all-reduce still moves all the gradients: t₁ shrinks, "
-            "t_AR stays, the efficiency falls. Set job['per_worker_batch'] = 8 and run the one- "
-            "and two-worker cells and the deep dive's model cells again: they print whether "
-            "the measurement follows.",
+            hints="the global batch is workers x per-worker batch; how many whole global "
+            "batches do 1,000 files hold, and what share of each does one worker read?",
+            worked="320. The global batch is 3 x 32 = 96 pictures; 1,000 files hold 10 whole "
+            "global batches (960 pictures; my_share leaves the last 40 out), and each step "
+            "a worker reads its 32: 10 x 32 = 320 pictures an epoch, 10 steps.",
         ),
         Exercise(
             "10",
@@ -85,7 +85,8 @@ def exercises():
             "v.path]` (Keras keeps each random layer's state in a seed_generator_state "
             "variable, which model.weights leaves out). And the pipeline's place: after "
             "`restore_or_start`, skip the finished epochs' batches, `for _ in "
-            "range(int(epoch.numpy()) * steps): next(batches)`. Write the script again, run the "
-            "crash, the restart and the comparison: expect the same losses and True.",
+            "range(int(epoch.numpy()) * steps): next(batches)`. Save notebooks/10_worker.py, run "
+            "the two-worker run, the crash, the restart and the comparison again: expect the "
+            "same losses and the same final weights.",
         ),
     ]
