@@ -85,4 +85,4 @@ def test_the_run_says_how_long_the_path_took_apart_from_the_deep_dives():
     ]
     line = run_course.path_and_dives(runs)
     assert "the path: 2 notebooks, 120 s" in line
-    assert "deep dives: 1 notebooks, 60 s" in line
+    assert "deep dives: 1 notebook, 60 s" in line

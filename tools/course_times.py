@@ -26,11 +26,16 @@ def about(seconds):
     return f"about {round(seconds / 30) / 2:g} minutes"
 
 
-def time_line(seconds, machine):
-    return (
-        f"**Time:** its code runs in {about(seconds)} (`make course`, `sample`, recorded "
-        f"on {machine}, quiet; longer while other programs share the machine)."
-    )
+def machine(hardware):
+    """The record's hardware line, short: "Intel(R) Xeon(R) Processor (2 cores usable, AMX),
+    no GPU" -> "Intel Xeon Processor, 2 cores"."""
+    name = re.sub(r"\((?:R|TM)\)", "", hardware.split(" (")[0])
+    cores = re.search(r"(\d+) cores", hardware)
+    return f"{name}, {cores.group(1)} cores" if cores else name
+
+
+def time_line(seconds, hardware):
+    return f"**Time:** runs in {about(seconds)} (`make course`, quiet {machine(hardware)})."
 
 
 def record(run_json=BUILD / "run.json", out=RECORD):
@@ -61,12 +66,11 @@ def write(rec=RECORD):
     """Each notebook's Time line and the README map's time column, from the record."""
     data = json.loads(rec.read_text())
     seconds = {r["name"]: r["seconds"] for r in data["runs"]}
-    machine = data["hardware"].split(",")[0]
     for path in notebooks():
         nb = nbformat.read(path, as_version=4)
         cell = next(c for c in nb.cells if c.source.startswith("# "))
         cell.source = TIME_LINE.sub(
-            time_line(seconds[path.stem], machine), cell.source, count=1
+            time_line(seconds[path.stem], data["hardware"]), cell.source, count=1
         )
         nbformat.write(nb, path)
     readme = ROOT / "README.md"

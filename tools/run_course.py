@@ -132,9 +132,8 @@ def path_and_dives(runs):
     for label, dive in (("the path", False), ("deep dives", True)):
         mine = [r for r in runs if is_deep_dive(r["name"]) == dive]
         seconds = sum(r["seconds"] for r in mine)
-        parts.append(
-            f"{label}: {len(mine)} notebooks, {seconds:.0f} s ({seconds / 60:.1f} min)"
-        )
+        n = f"{len(mine)} notebook{'' if len(mine) == 1 else 's'}"
+        parts.append(f"{label}: {n}, {seconds:.0f} s ({seconds / 60:.1f} min)")
     return "; ".join(parts)
 
 
