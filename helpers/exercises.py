@@ -175,8 +175,8 @@ def number(expected, wrong=None, unit="", within=0.0):
 
 # Factors a count is often off by, and the slip each one suggests
 FACTORS = {
-    2: "a multiply-add counted as one operation, or something counted twice?",
-    4: "bytes against float32 numbers (4 bytes each)?",
+    2: "something counted twice, or half of it left out (a multiply-add is 2 FLOPs)?",
+    4: "bytes against 4-byte float32 numbers, or a side where its square belongs?",
     1000: "a unit: thousands, or ms against s?",
     1_000_000: "a unit: millions, or µs against s?",
 }
