@@ -104,6 +104,7 @@ CASES += [
     ("00", 2, "1/2", {}, "1/4", "a multiply-add is 2 FLOP"),
     ("03", 1, 66_306, {}, 1_639_170, "the Flatten head"),
     ("03", 1, 66_306, {}, 66_048, "a bias too"),
+    ("03", 1, 66_306, {}, 65_792, "the output layer"),
     ("03", 2, 1.96, {}, 1.4, "the square of the side"),
     (
         "03",

@@ -49,6 +49,8 @@ def exercises():
                     "leaves 256 numbers, "
                     "one per channel, not 5·5·256.",
                     256 * 256 + 256 * 2: "each Dense unit has a bias too.",
+                    (256 + 1) * 256: "that is the hidden Dense layer alone: the output "
+                    "layer's (256 + 1)·2 weights count too.",
                 },
             ),
             hints="GlobalAveragePooling2D averages each of the 256 channels over the 5 × 5 "
