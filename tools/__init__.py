@@ -58,12 +58,15 @@ def is_deep_dive(path):
     return Path(path).name[2:3] not in ("_", "")
 
 
-def notebooks(selected=(), dives=True):
+def notebooks(selected=()):
     """The course notebooks in teaching order, each path notebook (`08_…`) followed by its
     optional deep dives (`08b_…`, `08c_…`); optionally only those whose name starts so."""
-    found = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
-    if dives:
-        found = sorted(found + list(NOTEBOOKS.glob("[0-9][0-9][b-z]_*.ipynb")))
+    found = sorted(
+        [
+            *NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"),
+            *NOTEBOOKS.glob("[0-9][0-9][b-z]_*.ipynb"),
+        ]
+    )
     return [
         p for p in found if not selected or any(p.name.startswith(s) for s in selected)
     ]
