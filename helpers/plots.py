@@ -12,7 +12,6 @@ __all__ = [
     "long_runs",
     "overlays",
     "roofline",
-    "stacked_bars",
     "utilization",
     "utilization_grid",
 ]
@@ -217,23 +216,6 @@ def utilization_grid(monitors, columns=4):
     fig.suptitle("CPU utilisation per variant")
     fig.tight_layout()
     return fig
-
-
-def stacked_bars(parts, ylabel, title=None):
-    """Stacked bars from {label: {part: value}}, e.g. ms per picture computing and waiting
-    (notebook 07)."""
-    import pandas as pd
-
-    frame = pd.DataFrame.from_dict(parts, orient="index").fillna(0.0)
-    ax = frame.plot.bar(
-        stacked=True,
-        figsize=(max(6, 0.9 * len(parts)), 3.8),
-        ylabel=ylabel,
-        title=title,
-    )
-    plt.setp(ax.get_xticklabels(), rotation=60, ha="right", fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
 
 
 def _rate(flops_per_s):
